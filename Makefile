@@ -1,0 +1,69 @@
+# frlock: the 2003 fast reader/writer lock as a Linux 6.1 patch series,
+# booted in QEMU and traced from inside the guest.
+#
+#   make test     install what is missing, build, boot, run every check
+#   make run      boot the guest and show frlock's tracepoints under load
+#   make shell    an interactive shell in the guest
+#   make kernel   build (or reuse) the frlock kernel; kernel-stock: without it
+#   make rootfs   build (or reuse) the guest's initramfs
+#   make deps     install the Debian packages the project needs
+
+SHELL := /bin/bash
+.DELETE_ON_ERROR:
+
+# Knobs for `make run` and `make shell`.
+DURATION ?= 20
+THREADS ?= 2
+WRITERS ?= 200
+SMP ?= 2
+MEM ?= 2048
+ACCEL ?= auto
+
+DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
+	libelf-dev libssl-dev dwarves git python3 python3-ply python3-git \
+	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
+	clang llvm
+
+.PHONY: all deps kernel kernel-stock rootfs run shell test test-host test-guest
+
+all: kernel rootfs
+
+deps:
+	@missing=; for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${db:Status-Abbrev}' "$$p" 2>/dev/null | grep -q '^ii' || \
+			missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		{ apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; } \
+			>/tmp/frlock-deps.log 2>&1 || \
+			{ echo "deps: apt-get install failed for:$$missing (log: /tmp/frlock-deps.log)" >&2; exit 1; }; \
+	fi
+
+kernel: deps
+	kernel/build --variant frlock
+
+kernel-stock: deps
+	kernel/build --variant stock
+
+rootfs: deps
+	guest-rootfs/mkrootfs
+
+run: deps
+	@kernel=$$(kernel/build --variant frlock) && guest-rootfs/mkrootfs >/dev/null && \
+	guest-rootfs/run-guest --kernel "$$kernel" --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
+		--exec "/opt/frlock/tracepoints/hist/frlock-demo $(DURATION) $(THREADS) $(WRITERS)"
+
+shell: deps
+	@kernel=$$(kernel/build --variant frlock) && \
+	guest-rootfs/run-guest --kernel "$$kernel" --smp $(SMP) --mem $(MEM) --accel $(ACCEL) --timeout 0
+
+test: deps
+	tests/run
+
+test-host: deps
+	tests/run --host-only
+
+test-guest: deps
+	tests/run --guest-only

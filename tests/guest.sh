@@ -1,0 +1,50 @@
+# Checks that boot the QEMU guest. Sourced by tests/run.
+
+run_guest=$top/guest-rootfs/run-guest
+[ -n "${kernel:-}" ] || kernel=$("$top/kernel/build" --variant frlock --quiet)
+
+# The frlock kernel: events, KUnit, timekeeping under load, hist recipes,
+# and the kernel's time semantics.
+guest_log=$logs/guest-frlock-kernel.out
+"$run_guest" --kernel "$kernel" --timeout 600 --exec \
+	'/opt/frlock/tests/guest/frlock-kernel.sh; /opt/frlock/tests/guest/timekeeping.sh' \
+	>"$guest_log" 2>"$logs/guest-frlock-kernel.err"
+rc=$?
+relay <"$guest_log"
+if [ $rc -eq 0 ]; then
+	ok "guest on the frlock kernel ran and exited cleanly"
+else
+	not_ok "guest on the frlock kernel exited $rc (log: $logs/guest-frlock-kernel.err)"
+	tail -5 "$logs/guest-frlock-kernel.err" | sed 's/^/#   /'
+fi
+
+# --- The runner itself ----------------------------------------------------
+
+check "run-guest returns the job's exit status" \
+	bash -c "'$run_guest' --kernel '$kernel' --exec 'exit 3'; test \$? -eq 3"
+
+added() {
+	local f=$logs/added.txt
+	echo "frlock-added-$$" >"$f"
+	"$run_guest" --kernel "$kernel" --add "$f" --exec 'cat /opt/add/added.txt' |
+		grep -qx "frlock-added-$$"
+}
+check "run-guest --add puts a host file under /opt/add" added
+
+results() {
+	local d=$logs/results
+	"$run_guest" --kernel "$kernel" --results "$d" --exec 'echo kept >/results/out.txt' &&
+		grep -qx kept "$d/out.txt"
+}
+check "run-guest --results keeps guest files after power-off" results
+
+check "run-guest: unknown option is a usage error" \
+	expect_fail 2 "unknown option" "$run_guest" --bogus
+check "run-guest: bad --smp is a usage error" \
+	expect_fail 2 "smp" "$run_guest" --smp two
+check "run-guest: a guest kernel panic ends the run with an error" \
+	expect_fail 1 "panicked" "$run_guest" --kernel "$kernel" --timeout 120 \
+	--exec 'echo c >/proc/sysrq-trigger; sleep 60'
+check "run-guest: a hung guest is killed after --timeout" \
+	expect_fail 1 "timed out after 20 s" "$run_guest" --kernel "$kernel" --timeout 20 \
+	--exec 'sleep 600'

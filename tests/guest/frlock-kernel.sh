@@ -1,0 +1,106 @@
+#!/bin/sh
+# Runs inside the guest booted on the frlock kernel. Prints one
+# "ok - ...", "not ok - ..." or "skip - ..." line per check.
+T=/sys/kernel/tracing
+E=$T/events/frlock
+REPO=/opt/frlock
+tmp=$(mktemp -d)
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; }
+# check DESC CMD...: run CMD quietly, print its output only on failure.
+check() {
+	desc=$1
+	shift
+	if "$@" >"$tmp/out" 2>&1; then
+		ok "$desc"
+	else
+		not_ok "$desc"
+		sed 's/^/  /' "$tmp/out" | tail -20
+	fi
+}
+
+# --- The events and their format ------------------------------------------
+
+for ev in frlock_write_begin frlock_write_end frlock_read_retry frlock_read_done; do
+	check "tracefs has frlock:$ev" test -r "$E/$ev/format"
+	# The ID depends on the kernel build; every other line is the contract.
+	sed '/^ID:/d' "$E/$ev/format" >"$tmp/$ev.format" 2>/dev/null
+	check "frlock:$ev format matches tracepoints/format/$ev" \
+		diff -u "$REPO/tracepoints/format/$ev" "$tmp/$ev.format"
+done
+
+# --- KUnit ----------------------------------------------------------------
+
+kunit() {
+	results=/sys/kernel/debug/kunit/frlock/results
+	modprobe frlock_kunit 2>"$tmp/modprobe.err" ||
+		insmod "$(find /lib/modules -name frlock_kunit.ko | head -1)" 2>>"$tmp/modprobe.err"
+	if [ ! -r "$results" ]; then
+		not_ok "KUnit frlock suite ran (no $results)"
+		cat "$tmp/modprobe.err"
+		return
+	fi
+	cat "$results" >"$tmp/kunit"
+	sed 's/^/  kunit: /' "$tmp/kunit"
+	# Relay each case of the suite, whatever the KTAP nesting depth.
+	sed -n 's/^ *\(not ok\|ok\) [0-9]* \(frlock_test_[a-z_]*\)\(.*\)$/\1 - kunit \2\3/p' "$tmp/kunit" |
+		sed 's/ # SKIP/ (skipped by KUnit)/'
+	grep -q '^ *ok [0-9]* frlock$' "$tmp/kunit" && ok "kunit suite frlock" ||
+		not_ok "kunit suite frlock"
+	stress=$(grep -o 'reads=[0-9]* retries=[0-9]* torn=[0-9]* writes=[0-9]*' "$tmp/kunit" | head -1)
+	retries=$(echo "$stress" | sed -n 's/.*retries=\([0-9]*\).*/\1/p')
+	torn=$(echo "$stress" | sed -n 's/.*torn=\([0-9]*\).*/\1/p')
+	echo "  stress: $stress"
+	[ -n "$retries" ] && [ "$retries" -gt 0 ] && ok "kunit stress saw retries ($retries)" ||
+		not_ok "kunit stress saw retries (${retries:-none reported})"
+	[ "$torn" = 0 ] && ok "kunit stress saw no torn read" ||
+		not_ok "kunit stress saw no torn read (torn=${torn:-none reported})"
+}
+kunit
+
+# --- Timekeeping's frlock under a gettimeofday syscall load ---------------
+
+echo 1 >"$T/events/frlock/enable"
+echo >"$T/trace"
+gtod-load -t 2 -d 5 -w 500 -i 0 >"$tmp/load" 2>&1
+load_rc=$?
+echo 0 >"$T/events/frlock/enable"
+sed 's/^/  load: /' "$tmp/load"
+[ $load_rc -eq 0 ] && ok "gtod-load ran with writer pressure" || not_ok "gtod-load ran (exit $load_rc)"
+cat "$T/trace" >"$tmp/trace"
+echo "  trace lines: $(grep -c frlock_ "$tmp/trace")"
+grep frlock_ "$tmp/trace" | head -8 | sed 's/^/  trace: /'
+count() { grep -c "$1: lock=[0-9a-fx]* name=tk_core.lock .*$2" "$tmp/trace"; }
+check "tick writes tk_core.lock (write_begin from timekeeping_advance)" \
+	test "$(count frlock_write_begin caller=timekeeping_advance)" -gt 0
+check "adjtimex writes tk_core.lock (write_begin from do_adjtimex)" \
+	test "$(count frlock_write_begin caller=do_adjtimex)" -gt 0
+check "every write_begin has its write_end" \
+	test "$(count frlock_write_begin)" -eq "$(count frlock_write_end)" -o \
+	     "$(( $(count frlock_write_begin) - $(count frlock_write_end) ))" -eq 1
+check "gettimeofday readers retry (read_retry from ktime_get_real_ts64)" \
+	test "$(count frlock_read_retry caller=ktime_get_real_ts64)" -gt 0
+check "retried reads complete (read_done from ktime_get_real_ts64)" \
+	test "$(count frlock_read_done 'retries=[1-9][0-9]* caller=ktime_get_real_ts64')" -gt 0
+
+# --- The ftrace hist-trigger recipes -----------------------------------------
+
+(gtod-load -t 2 -d 4 -w 500 -i 0 >/dev/null 2>&1 &)
+"$REPO/tracepoints/hist/frlock-retries" 3 >"$tmp/retries" 2>&1
+check "hist recipe frlock-retries counts tk_core.lock retries" \
+	grep -q 'name: tk_core.lock .*retries: *[1-9]' "$tmp/retries"
+sed 's/^/  retries: /' "$tmp/retries" | grep -v '^  retries: *$' | head -30
+sleep 1
+(gtod-load -t 2 -d 4 -w 500 -i 0 >/dev/null 2>&1 &)
+"$REPO/tracepoints/hist/frlock-hold" 3 >"$tmp/hold" 2>&1
+check "hist recipe frlock-hold histograms tk_core.lock hold times" \
+	grep -q 'name: tk_core.lock .*hold_ns: ~ 2^[0-9]' "$tmp/hold"
+sed 's/^/  hold: /' "$tmp/hold" | grep -v '^  hold: *$' | head -30
+sleep 1
+check "hist recipes left no trigger behind" \
+	sh -c "! grep -h '^hist' $E/*/trigger $T/events/syscalls/sys_enter_gettimeofday/trigger"
+check "hist recipes removed their synthetic event" \
+	sh -c "! grep -q frlock_hold $T/synthetic_events"
+
+rm -rf "$tmp"

@@ -1,0 +1,201 @@
+# Host checks of the series and of kernel/build. Sourced by tests/run.
+
+build=$top/kernel/build
+cover=$top/patches/0000-cover-letter.patch
+
+# --- The series as text -----------------------------------------------------
+
+cover_complete() {
+	! grep -n '\*\*\* \(SUBJECT\|BLURB\) HERE \*\*\*' "$cover" &&
+		grep -q '^base-commit: [0-9a-f]\{40\}$' "$cover"
+}
+check "cover letter has a subject, a text and a base-commit" cover_complete
+
+signed_off() {
+	local p rc=0
+	for p in "${patches[@]}"; do
+		grep -q '^Signed-off-by: .* <.*@.*>$' "$p" || { echo "no Signed-off-by: $p"; rc=1; }
+	done
+	return $rc
+}
+check "every patch carries Signed-off-by" signed_off
+
+# --- The series against the installed linux-source ------------------------
+
+src=$("$build" --source --quiet 2>"$logs/source.err") ||
+	{ cat "$logs/source.err"; src=; }
+
+base_matches() {
+	local want have
+	want=$(sed -n 's/^base-commit: //p' "$cover")
+	have=$(git -C "$src" rev-parse base)
+	echo "series base $want, installed linux-source $have"
+	[ "$want" = "$have" ]
+}
+
+# A scratch worktree with the series applied, for the checks below.
+applied=$logs/applied
+apply_series() {
+	git -C "$src" worktree add -q --detach "$applied" base &&
+		git -C "$applied" -c user.name=test -c user.email=test@localhost \
+			am -q "${patches[@]}"
+}
+
+# Every checkpatch report must be named, by type, in its commit message.
+checkpatch_clean() {
+	local p out types t rc=0
+	for p in "${patches[@]}"; do
+		out=$("$applied/scripts/checkpatch.pl" --strict --show-types -q \
+			--no-tree "$p" 2>&1 | grep -E '^(ERROR|WARNING|CHECK):')
+		types=$(echo "$out" | sed -n 's/^[A-Z]*:\([A-Z_0-9]*\):.*/\1/p' | sort -u)
+		for t in $types; do
+			if ! sed '/^---$/q' "$p" | grep -q "$t"; then
+				echo "$(basename "$p"): $t is not explained in the commit message"
+				echo "$out" | grep ":$t:"
+				rc=1
+			fi
+		done
+		echo "$out" | grep -q '^ERROR' && { echo "$(basename "$p"): errors"; rc=1; }
+	done
+	return $rc
+}
+
+kernel_doc_clean() {
+	local f out
+	for f in include/linux/frlock.h include/trace/events/frlock.h \
+		 kernel/locking/frlock.c kernel/locking/frlock_kunit.c; do
+		out=$("$applied/scripts/kernel-doc" -none "$applied/$f" 2>&1)
+		[ -z "$out" ] || { echo "$out"; return 1; }
+	done
+	# The public API must actually be documented, not merely warning-free.
+	[ "$("$applied/scripts/kernel-doc" -rst "$applied/include/linux/frlock.h" |
+		grep -c '^\.\. c:\(function\|macro\)::')" -ge 15 ]
+}
+
+make_broken_patch() {
+	mkdir -p "$logs/broken-series"
+	sed -i '/^#include <linux\/frlock.h>$/a #error this patch breaks the build on purpose' \
+		"$applied/kernel/locking/frlock.c"
+	git -C "$applied" -c user.name=test -c user.email=test@localhost \
+		commit -q -a -m "broken: a patch that does not compile" &&
+		git -C "$applied" format-patch -q -1 --start-number 99 \
+			-o "$logs/broken-series" &&
+		mv "$logs"/broken-series/0099-*.patch "$logs/broken-series/0099-broken.patch"
+}
+
+if [ -n "$src" ]; then
+	check "series base-commit is the installed linux-source" base_matches
+	check "series applies with git am to the installed linux-source" apply_series
+	if [ -d "$applied/.git" ] || [ -f "$applied/.git" ]; then
+		check "checkpatch --strict: no errors, every report explained" checkpatch_clean
+		check "kernel-doc: frlock API documented without warnings" kernel_doc_clean
+		make_broken_patch >"$logs/broken-patch.log" 2>&1
+		git -C "$src" worktree remove --force "$applied" >/dev/null 2>&1
+	else
+		not_ok "checkpatch and kernel-doc (the series did not apply)"
+	fi
+else
+	not_ok "extracting linux-source (log: $logs/source.err)"
+fi
+
+# --- Builds ---------------------------------------------------------------
+
+# The whole series, then each prefix: every patch must build on its own.
+# Builds are cached by their inputs, so only a changed series rebuilds.
+kernel=
+build_full() { kernel=$("$build" --variant frlock); }
+check "kernel builds with the whole series" build_full
+kernel=$("$build" --variant frlock --quiet 2>/dev/null)
+for n in $(seq 1 $((${#patches[@]} - 1))); do
+	check "kernel builds with patches 1-$n only" "$build" --variant frlock --patches "$n"
+done
+
+config_has() {
+	local c
+	for c in CONFIG_FRLOCK_KUNIT_TEST=m CONFIG_DEBUG_INFO_BTF=y \
+		 CONFIG_HIST_TRIGGERS=y CONFIG_BPF_SYSCALL=y CONFIG_KUNIT=y; do
+		grep -qxF "$c" "$kernel/config" || { echo "missing $c"; return 1; }
+	done
+}
+check "frlock kernel config has KUnit, BTF, hist triggers and BPF" config_has
+
+# --- Bad input to kernel/build ------------------------------------------------
+
+# expect_fail CODE PATTERN CMD...: CMD must exit with CODE and say PATTERN
+# in a single line on stderr.
+expect_fail() {
+	local code=$1 pattern=$2 rc
+	shift 2
+	"$@" >"$logs/expect.out" 2>"$logs/expect.err"
+	rc=$?
+	cat "$logs/expect.err"
+	[ "$rc" -eq "$code" ] || { echo "exit $rc, wanted $code"; return 1; }
+	grep -q -- "$pattern" "$logs/expect.err"
+}
+
+check "kernel/build: unknown option is a usage error" \
+	expect_fail 2 "unknown option '--bogus'" "$build" --bogus
+check "kernel/build: unknown variant is a usage error" \
+	expect_fail 2 "unknown variant 'nope'" "$build" --variant nope
+
+wrong_source() {
+	local d=$logs/wrong-source
+	mkdir -p "$d/linux-source-5.10"
+	printf 'VERSION = 5\nPATCHLEVEL = 10\nSUBLEVEL = 1\n' >"$d/linux-source-5.10/Makefile"
+	tar -C "$d" -cJf "$d/linux-source-5.10.tar.xz" linux-source-5.10
+	LINUX_SOURCE_TARBALL=$d/linux-source-5.10.tar.xz \
+		expect_fail 1 "holds Linux '5.10.1', the series needs 6.1" "$build"
+}
+check "kernel/build: wrong linux-source version is refused" wrong_source
+missing_source() {
+	LINUX_SOURCE_TARBALL=/nonexistent.tar.xz \
+		expect_fail 1 "apt-get install linux-source-6.1" "$build"
+}
+check "kernel/build: missing linux-source is reported" missing_source
+
+missing_tool() {
+	local bin=$logs/nopahole f
+	mkdir -p "$bin"
+	for f in /usr/bin/*; do
+		[ "${f##*/}" = pahole ] || ln -sf "$f" "$bin/"
+	done
+	PATH=$bin expect_fail 1 "'pahole' is missing: run 'make deps'" "$build"
+}
+check "kernel/build: a missing package is named, with the fix" missing_tool
+
+bad_patch() {
+	local d=$logs/bad-series
+	mkdir -p "$d"
+	cp "${patches[@]}" "$d/"
+	cat >"$d/0099-stale.patch" <<'EOF'
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: test <test@localhost>
+Subject: [PATCH] stale: a patch whose context is gone
+
+---
+ init/main.c | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/init/main.c b/init/main.c
+--- a/init/main.c
++++ b/init/main.c
+@@ -1,3 +1,3 @@
+-this line is not in init/main.c
++nor is this one
+ context
+ context
+EOF
+	FRLOCK_PATCH_DIR=$d expect_fail 1 "does not apply to linux-source" "$build" &&
+		grep -o 'log: [^ ]*$' "$logs/expect.err" | cut -d' ' -f2 | xargs test -s
+}
+check "kernel/build: a patch that no longer applies is named, log kept" bad_patch
+
+# The series plus a patch that breaks the build, made in the scratch tree.
+failed_build() {
+	[ -s "$logs/broken-series/0099-broken.patch" ] || { echo "no broken patch"; return 1; }
+	cp "${patches[@]}" "$logs/broken-series/"
+	FRLOCK_PATCH_DIR=$logs/broken-series \
+		expect_fail 1 "build failed: .*breaks the build on purpose" "$build" --quiet &&
+		grep -o 'log: [^ ]*$' "$logs/expect.err" | cut -d' ' -f2 | xargs grep -q 'on purpose'
+}
+check "kernel/build: a failed build quotes the error, log kept" failed_build
