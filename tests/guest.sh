@@ -42,9 +42,10 @@ check "run-guest: unknown option is a usage error" \
 	expect_fail 2 "unknown option" "$run_guest" --bogus
 check "run-guest: bad --smp is a usage error" \
 	expect_fail 2 "smp" "$run_guest" --smp two
-check "run-guest: a guest kernel panic ends the run with an error" \
-	expect_fail 1 "panicked" "$run_guest" --kernel "$kernel" --timeout 120 \
-	--exec 'echo c >/proc/sysrq-trigger; sleep 60'
-check "run-guest: a hung guest is killed after --timeout" \
-	expect_fail 1 "timed out after 20 s" "$run_guest" --kernel "$kernel" --timeout 20 \
-	--exec 'sleep 600'
+# A real panic: init exits, and the kernel cannot go on without it.
+check "run-guest: a guest kernel panic ends the run (exit 123)" \
+	expect_fail 123 "guest kernel panicked; console log: " "$run_guest" \
+	--kernel "$kernel" --timeout 120 --append rdinit=/bin/false --exec true
+check "run-guest: a hung guest is killed after --timeout (exit 124)" \
+	expect_fail 124 "guest timed out after 20 s; console log: " "$run_guest" \
+	--kernel "$kernel" --timeout 20 --exec 'sleep 600'
