@@ -454,7 +454,9 @@ static int writer_restore(void)
 		}
 		if (!opt.quiet || ret)
 			fprintf(stderr, PROG ": settimeofday writes moved "
-				"realtime by %+lld us; %s\n", (long long)us,
+				"realtime by %+lld us (%+.2f us per write: the "
+				"read-to-set latency); %s\n", (long long)us,
+				wr.writes ? (double)us / (wr.writes + 1) : 0.0,
 				ret ? "not corrected" :
 				us ? "corrected" : "nothing to correct");
 		if (!(orig_tx.status & STA_UNSYNC) && !opt.quiet)
