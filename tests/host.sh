@@ -186,7 +186,7 @@ diff --git a/init/main.c b/init/main.c
  context
 EOF
 	FRLOCK_PATCH_DIR=$d expect_fail 1 "does not apply to linux-source" "$build" &&
-		grep -o 'log: [^ ]*$' "$logs/expect.err" | cut -d' ' -f2 | xargs test -s
+		grep -o 'log: [^ ]*$' "$logs/expect.err" | tail -1 | cut -d' ' -f2 | xargs test -s
 }
 check "kernel/build: a patch that no longer applies is named, log kept" bad_patch
 
@@ -196,6 +196,6 @@ failed_build() {
 	cp "${patches[@]}" "$logs/broken-series/"
 	FRLOCK_PATCH_DIR=$logs/broken-series \
 		expect_fail 1 "build failed: .*breaks the build on purpose" "$build" --quiet &&
-		grep -o 'log: [^ ]*$' "$logs/expect.err" | cut -d' ' -f2 | xargs grep -q 'on purpose'
+		grep -o 'log: [^ ]*$' "$logs/expect.err" | tail -1 | cut -d' ' -f2 | xargs grep -q 'on purpose'
 }
 check "kernel/build: a failed build quotes the error, log kept" failed_build
