@@ -45,8 +45,8 @@ apply_series() {
 checkpatch_clean() {
 	local p out types t rc=0
 	for p in "${patches[@]}"; do
-		out=$("$applied/scripts/checkpatch.pl" --strict --show-types -q \
-			--no-tree "$p" 2>&1 | grep -E '^(ERROR|WARNING|CHECK):')
+		out=$(cd "$applied" && ./scripts/checkpatch.pl --strict --show-types -q \
+			"$p" 2>&1 | grep -E '^(ERROR|WARNING|CHECK):')
 		types=$(echo "$out" | sed -n 's/^[A-Z]*:\([A-Z_0-9]*\):.*/\1/p' | sort -u)
 		for t in $types; do
 			if ! sed '/^---$/q' "$p" | grep -q "$t"; then
