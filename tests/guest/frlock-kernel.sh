@@ -102,18 +102,16 @@ check "retried reads complete (read_done from ktime_get_real_ts64)" \
 
 # --- The ftrace hist-trigger recipes -----------------------------------------
 
-(gtod-load -t 2 -d 4 -w 500 -i 0 >/dev/null 2>&1 &)
-"$REPO/tracepoints/hist/frlock-retries" 3 >"$tmp/retries" 2>&1
-check "hist recipe frlock-retries counts tk_core.lock retries" \
-	grep -q 'name: tk_core.lock .*retries: *[1-9]' "$tmp/retries"
-sed 's/^/  retries: /' "$tmp/retries" | grep -v '^  retries: *$' | head -30
-sleep 1
-(gtod-load -t 2 -d 4 -w 500 -i 0 >/dev/null 2>&1 &)
-"$REPO/tracepoints/hist/frlock-hold" 3 >"$tmp/hold" 2>&1
-check "hist recipe frlock-hold histograms tk_core.lock hold times" \
-	grep -q 'name: tk_core.lock .*hold_ns: ~ 2^[0-9]' "$tmp/hold"
-sed 's/^/  hold: /' "$tmp/hold" | grep -v '^  hold: *$' | head -30
-sleep 1
+# recipe NAME WHAT PATTERN: run a recipe for 3 s under load, grep its output.
+recipe() {
+	gtod-load -t 2 -d 4 -w 500 -i 0 >/dev/null 2>&1 &
+	"$REPO/tracepoints/hist/$1" 3 >"$tmp/$1" 2>&1
+	check "hist recipe $1 $2" grep -q "$3" "$tmp/$1"
+	grep -v '^ *$' "$tmp/$1" | head -30 | sed "s/^/  $1: /"
+	wait
+}
+recipe frlock-retries "counts tk_core.lock retries" 'name: tk_core.lock .*retries: *[1-9]'
+recipe frlock-hold "histograms tk_core.lock hold times" 'name: tk_core.lock .*hold_ns: ~ 2^[0-9]'
 check "hist recipes left no trigger behind" \
 	sh -c "! grep -h '^hist' $E/*/trigger $T/events/syscalls/sys_enter_gettimeofday/trigger"
 check "hist recipes removed their synthetic event" \
