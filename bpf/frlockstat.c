@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * frlockstat	Per-lock histograms of frlock writer hold times, retries per
+ *		read and the time readers lose to retries.
+ *
+ * Reads the frlock tracepoints of the frlock kernel (tp_btf, or raw_tp
+ * where tp_btf cannot attach). Overhead: one short BPF program per write
+ * section begin and end and per retry; reads that do not retry cost
+ * nothing.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "frlockstat.h"
+#include "frlockstat.skel.h"
+#include "trace_helpers.h"
+
+static struct env {
+	char *name;
+	bool per_caller;
+	bool json;
+	bool timestamp;
+	bool raw_tp;
+	bool verbose;
+	long interval;
+	long count;
+} env = {
+	.interval = 99999999,
+	.count = 99999999,
+};
+
+static volatile sig_atomic_t exiting;
+
+const char *argp_program_version = "frlockstat 0.1";
+static const char argp_doc[] =
+"Summarize frlock writer hold times and reader retries, per lock.\n"
+"\n"
+"USAGE: frlockstat [-h] [-L NAME] [-c] [-j] [-T] [interval] [count]\n"
+"\n"
+"EXAMPLES:\n"
+"    frlockstat                 # summarize until Ctrl-C\n"
+"    frlockstat 1 10            # print every second, 10 times\n"
+"    frlockstat -L tk_core.lock # only timekeeping's frlock\n"
+"    frlockstat -c 5            # also the top writer and retry call sites\n"
+"    frlockstat -j 1            # one JSON object per lock per second\n";
+
+static const struct argp_option opts[] = {
+	{ "lock", 'L', "NAME", 0, "Trace only the frlock with this name", 0 },
+	{ "caller", 'c', NULL, 0, "Also list writer and retry call sites", 0 },
+	{ "json", 'j', NULL, 0, "Print NDJSON: one object per lock per interval", 0 },
+	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0 },
+	{ "raw-tp", 'r', NULL, 0, "Use raw tracepoints even where tp_btf works", 0 },
+	{ "verbose", 'v', NULL, 0, "Print libbpf debug output", 0 },
+	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
+	{},
+};
+
+static long parse_positive(const char *arg, struct argp_state *state, const char *what)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v <= 0) {
+		fprintf(stderr, "frlockstat: invalid %s '%s' (want a whole number > 0)\n",
+			what, arg);
+		argp_usage(state);
+	}
+	return v;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'h':
+		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+		break;
+	case 'L':
+		if (!*arg || strlen(arg) >= NAME_LEN) {
+			fprintf(stderr, "frlockstat: invalid lock name '%s' (1 to %d characters)\n",
+				arg, NAME_LEN - 1);
+			argp_usage(state);
+		}
+		env.name = arg;
+		break;
+	case 'c':
+		env.per_caller = true;
+		break;
+	case 'j':
+		env.json = true;
+		break;
+	case 'T':
+		env.timestamp = true;
+		break;
+	case 'r':
+		env.raw_tp = true;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (state->arg_num == 0) {
+			env.interval = parse_positive(arg, state, "interval");
+		} else if (state->arg_num == 1) {
+			env.count = parse_positive(arg, state, "count");
+		} else {
+			fprintf(stderr, "frlockstat: unexpected argument '%s'\n", arg);
+			argp_usage(state);
+		}
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *format, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !env.verbose)
+		return 0;
+	return vfprintf(stderr, format, args);
+}
+
+static void sig_handler(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+/* The frlock kernel's BTF has a btf_trace_ typedef for each tracepoint. */
+static bool kernel_has_frlock_tracepoints(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!btf)
+		return false;
+	found = btf__find_by_name_kind(btf, "btf_trace_frlock_write_begin",
+				       BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return found;
+}
+
+static void set_program_kind(struct frlockstat_bpf *obj, bool raw_tp)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj->obj) {
+		const char *sec = bpf_program__section_name(prog);
+		bool is_raw = !strncmp(sec, "raw_tp/", 7);
+
+		bpf_program__set_autoload(prog, is_raw == raw_tp);
+	}
+}
+
+static struct frlockstat_bpf *open_and_load(bool raw_tp)
+{
+	struct frlockstat_bpf *obj;
+	int err;
+
+	obj = frlockstat_bpf__open();
+	if (!obj) {
+		fprintf(stderr, "frlockstat: failed to open BPF object\n");
+		return NULL;
+	}
+	if (env.name)
+		strncpy((char *)obj->rodata->targ_name, env.name, NAME_LEN - 1);
+	obj->rodata->per_caller = env.per_caller;
+	set_program_kind(obj, raw_tp);
+	err = frlockstat_bpf__load(obj);
+	if (err) {
+		if (raw_tp || env.verbose)
+			fprintf(stderr, "frlockstat: failed to load BPF object (%s): %d\n",
+				raw_tp ? "raw_tp" : "tp_btf", err);
+		frlockstat_bpf__destroy(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static void print_callers(struct frlockstat_bpf *obj, unsigned long long lock,
+			  const char *name, const struct ksyms *ksyms)
+{
+	static const char *const kinds[] = { "write", "retry" };
+	struct caller_key key = {}, next;
+	struct caller_stat cs;
+	char sym[128];
+	int fd = bpf_map__fd(obj->maps.callers);
+	bool header = false;
+
+	while (!bpf_map_get_next_key(fd, &key, &next)) {
+		key = next;
+		if (key.lock != lock || bpf_map_lookup_elem(fd, &key, &cs))
+			continue;
+		ksyms__format(ksyms, key.caller, sym, sizeof(sym));
+		if (env.json) {
+			printf("{\"type\":\"frlockstat_caller\",\"lock\":\"%s\",\"kind\":\"%s\","
+			       "\"caller\":\"%s\",\"count\":%llu,\"total_ns\":%llu}\n",
+			       name, kinds[key.kind & 1], sym, cs.count, cs.total_ns);
+			continue;
+		}
+		if (!header) {
+			printf("  %-6s %-40s %10s %14s\n", "KIND", "CALLER", "COUNT", "AVG_NS");
+			header = true;
+		}
+		printf("  %-6s %-40s %10llu %14llu\n", kinds[key.kind & 1], sym, cs.count,
+		       cs.count ? cs.total_ns / cs.count : 0);
+	}
+}
+
+static void clear_map(int fd, size_t key_size)
+{
+	char key[64], next[64];
+	void *prev = NULL;
+
+	/* Deleting while walking: always restart from the first key. */
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, key_size);
+		bpf_map_delete_elem(fd, key);
+		prev = NULL;
+	}
+}
+
+static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
+{
+	int fd = bpf_map__fd(obj->maps.stats);
+	unsigned long long key, next, *prev = NULL;
+	struct lock_stat st;
+	char ts[32];
+	time_t now = time(NULL);
+	bool any = false;
+
+	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
+	if (!env.json && env.timestamp)
+		printf("%s\n", ts);
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &st))
+			continue;
+		any = true;
+		if (env.json) {
+			printf("{\"type\":\"frlockstat\",\"time\":\"%s\",\"ts\":%lld,"
+			       "\"interval_s\":%ld,\"lock\":\"%s\",\"addr\":\"0x%llx\","
+			       "\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu,",
+			       ts, (long long)now, env.interval, st.name, key, st.writes,
+			       st.retried_reads, st.retries);
+			printf("\"hold_ns\":");
+			print_json_hist(stdout, st.hold_ns.slots, MAX_SLOTS);
+			printf(",\"retries_per_read\":");
+			print_json_hist(stdout, st.retries_per_read.slots, MAX_SLOTS);
+			printf(",\"lost_ns\":");
+			print_json_hist(stdout, st.lost_ns.slots, MAX_SLOTS);
+			printf("}\n");
+		} else {
+			printf("lock %s: %llu writes, %llu reads retried (%llu retries)\n",
+			       st.name, st.writes, st.retried_reads, st.retries);
+			printf(" writer hold time (ns):\n");
+			print_log2_hist(stdout, st.hold_ns.slots, MAX_SLOTS, "hold");
+			printf(" retries per retried read:\n");
+			print_log2_hist(stdout, st.retries_per_read.slots, MAX_SLOTS, "retry");
+			printf(" time lost to retries per read (ns, first retry to success):\n");
+			print_log2_hist(stdout, st.lost_ns.slots, MAX_SLOTS, "retry");
+		}
+		if (env.per_caller)
+			print_callers(obj, key, st.name, ksyms);
+		if (!env.json)
+			printf("\n");
+	}
+	if (!any && !env.json)
+		printf("(no frlock activity%s%s)\n\n", env.name ? " on " : "",
+		       env.name ? env.name : "");
+	fflush(stdout);
+	clear_map(fd, sizeof(key));
+	clear_map(bpf_map__fd(obj->maps.callers), sizeof(struct caller_key));
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.doc = argp_doc,
+	};
+	struct frlockstat_bpf *obj = NULL;
+	struct ksyms *ksyms = NULL;
+	int err;
+
+	argp_err_exit_status = 2;
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return 2;
+	libbpf_set_print(libbpf_print_fn);
+
+	if (!kernel_has_frlock_tracepoints()) {
+		fprintf(stderr, "frlockstat: this kernel has no frlock tracepoints "
+			"(boot the frlock kernel: kernel/build --variant frlock)\n");
+		return 2;
+	}
+	obj = env.raw_tp ? NULL : open_and_load(false);
+	if (!obj) {
+		if (!env.raw_tp && env.verbose)
+			fprintf(stderr, "frlockstat: tp_btf unavailable, using raw_tp\n");
+		obj = open_and_load(true);
+		if (!obj)
+			return 1;
+	}
+	if (env.per_caller) {
+		ksyms = ksyms__load();
+		if (!ksyms) {
+			fprintf(stderr, "frlockstat: failed to load /proc/kallsyms\n");
+			err = 1;
+			goto cleanup;
+		}
+	}
+	err = frlockstat_bpf__attach(obj);
+	if (err) {
+		fprintf(stderr, "frlockstat: failed to attach BPF programs: %d\n", err);
+		goto cleanup;
+	}
+	signal(SIGINT, sig_handler);
+	signal(SIGTERM, sig_handler);
+	if (!env.json)
+		printf("Tracing frlock%s%s... Hit Ctrl-C to end.\n\n",
+		       env.name ? " " : "s", env.name ? env.name : "");
+	fflush(stdout);
+
+	while (!exiting) {
+		sleep(env.interval);
+		print_interval(obj, ksyms);
+		if (--env.count == 0)
+			break;
+	}
+
+cleanup:
+	frlockstat_bpf__destroy(obj);
+	ksyms__free(ksyms);
+	return err != 0;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Types shared by frlockstat.bpf.c and frlockstat.c. */
+#ifndef __FRLOCKSTAT_H
+#define __FRLOCKSTAT_H
+
+#define MAX_SLOTS	34	/* bpftrace-style log2 buckets, up to 2^32 */
+#define NAME_LEN	32
+#define MAX_LOCKS	64
+#define MAX_CALLERS	1024
+
+struct hist {
+	unsigned int slots[MAX_SLOTS];
+};
+
+/* Per lock instance, keyed by the frlock_t's address. */
+struct lock_stat {
+	char name[NAME_LEN];
+	unsigned long long writes;
+	unsigned long long retried_reads;
+	unsigned long long retries;
+	struct hist hold_ns;		/* write_begin to write_end */
+	struct hist retries_per_read;	/* total of each read that retried */
+	struct hist lost_ns;		/* first retry to read_done, per task */
+};
+
+enum caller_kind {
+	CALLER_WRITE,
+	CALLER_RETRY,
+};
+
+struct caller_key {
+	unsigned long long lock;
+	unsigned long long caller;
+	unsigned int kind;
+	unsigned int pad;
+};
+
+struct caller_stat {
+	unsigned long long count;
+	unsigned long long total_ns;	/* hold time, for writers */
+};
+
+#endif /* __FRLOCKSTAT_H */

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Userspace helpers shared by the libbpf tools. */
+#ifndef __TRACE_HELPERS_H
+#define __TRACE_HELPERS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Bucket bounds of the bpftrace-style log2 layout of bits.bpf.h. */
+unsigned long long hist_slot_min(int slot);
+unsigned long long hist_slot_max(int slot);
+
+/* A log2 histogram as text, in the manner of bpftrace's hist(). */
+void print_log2_hist(FILE *f, const unsigned int *slots, int nr, const char *unit);
+
+/* The same histogram as a JSON array of {"min","max","count"}, as bpftrace -f json. */
+void print_json_hist(FILE *f, const unsigned int *slots, int nr);
+
+struct ksyms;
+
+struct ksyms *ksyms__load(void);
+void ksyms__free(struct ksyms *ksyms);
+/* "func+0x1f" for @addr into @buf, or its hex value if no symbol covers it. */
+const char *ksyms__format(const struct ksyms *ksyms, unsigned long long addr,
+			  char *buf, size_t len);
+
+#endif /* __TRACE_HELPERS_H */
