@@ -6,6 +6,7 @@
 #   make shell    an interactive shell in the guest
 #   make kernel   build (or reuse) the frlock kernel; kernel-stock: without it
 #   make rootfs   build (or reuse) the guest's initramfs
+#   make bpf      build the libbpf tools (frlockstat) against the frlock kernel
 #   make deps     install the Debian packages the project needs
 
 SHELL := /bin/bash
@@ -22,11 +23,11 @@ ACCEL ?= auto
 DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 	libelf-dev libssl-dev dwarves git python3 python3-ply python3-git \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
-	clang llvm
+	zlib1g-dev clang llvm
 
-.PHONY: all deps kernel kernel-stock rootfs run shell test test-host test-guest
+.PHONY: all deps kernel kernel-stock rootfs bpf run shell test test-host test-guest
 
-all: kernel rootfs
+all: kernel rootfs bpf
 
 deps:
 	@missing=; for p in $(DEB_PACKAGES); do \
@@ -49,6 +50,9 @@ kernel-stock: deps
 
 rootfs: deps
 	guest-rootfs/mkrootfs
+
+bpf: deps
+	$(MAKE) -C bpf
 
 run: deps
 	@kernel=$$(kernel/build --variant frlock) && guest-rootfs/mkrootfs >/dev/null && \

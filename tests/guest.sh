@@ -3,11 +3,16 @@
 run_guest=$top/guest-rootfs/run-guest
 [ -n "${kernel:-}" ] || kernel=$("$top/kernel/build" --variant frlock --quiet)
 
+# The libbpf tools, against the frlock kernel's BTF; the guest sees them
+# through the repository share.
+check "libbpf tools build against the frlock kernel's BTF" \
+	make -C "$top/bpf" KERNEL="$kernel"
+
 # The frlock kernel: events, KUnit, timekeeping under load, hist recipes,
-# and the kernel's time semantics.
+# frlockstat, and the kernel's time semantics (suspend last).
 guest_log=$logs/guest-frlock-kernel.out
 "$run_guest" --kernel "$kernel" --timeout 600 --exec \
-	'/opt/frlock/tests/guest/frlock-kernel.sh; /opt/frlock/tests/guest/timekeeping.sh' \
+	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./timekeeping.sh' \
 	>"$guest_log" 2>"$logs/guest-frlock-kernel.err"
 rc=$?
 relay <"$guest_log"
@@ -16,6 +21,16 @@ if [ $rc -eq 0 ]; then
 else
 	not_ok "guest on the frlock kernel exited $rc (log: $logs/guest-frlock-kernel.err)"
 	tail -5 "$logs/guest-frlock-kernel.err" | sed 's/^/#   /'
+fi
+
+# frlockstat refuses a kernel without the frlock tracepoints. The stock
+# kernel is not built by make test (make kernel-stock builds it).
+if stock=$("$top/kernel/build" --variant stock --cached-only --quiet 2>/dev/null); then
+	check "frlockstat on the stock kernel says so and exits 2" \
+		bash -c "'$run_guest' --kernel '$stock' --exec '/opt/frlock/bpf/.output/frlockstat 1 1' 2>&1 |
+			grep -q 'this kernel has no frlock tracepoints'; test \${PIPESTATUS[0]} -eq 2"
+else
+	skip "frlockstat on the stock kernel (not built; make kernel-stock builds it)"
 fi
 
 # --- The runner itself ----------------------------------------------------

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Runs inside the guest on the frlock kernel: frlockstat under a
+# gettimeofday syscall load with adjtimex writers. One ok/not ok line each.
+F=/opt/frlock/bpf/.output/frlockstat
+tmp=$(mktemp -d)
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; }
+check() {
+	desc=$1
+	shift
+	if "$@" >"$tmp/out" 2>&1; then ok "$desc"; else not_ok "$desc"; sed 's/^/  /' "$tmp/out" | tail -20; fi
+}
+# field NAME FILE: the first numeric value of "NAME": in an NDJSON file.
+field() { sed -n "s/.*\"$1\":\\([0-9]*\\).*/\\1/p" "$2" | head -1; }
+
+if [ ! -x "$F" ]; then
+	not_ok "frlockstat is built (no $F: run make -C bpf)"
+	exit 0
+fi
+
+for mode in tp_btf raw_tp; do
+	opt=
+	[ $mode = raw_tp ] && opt=-r
+	gtod-load -t 2 -d 4 -w 300 -i 0 >/dev/null 2>&1 &
+	# One 3 s interval, with call sites.
+	# shellcheck disable=SC2086
+	"$F" $opt -j -c 3 1 >"$tmp/$mode.json" 2>"$tmp/$mode.err"
+	rc=$?
+	wait
+	grep '"lock":"tk_core.lock"' "$tmp/$mode.json" | grep '"type":"frlockstat"' >"$tmp/$mode.tk"
+	head -c 600 "$tmp/$mode.tk" | sed "s/^/  $mode: /"
+	echo
+	check "frlockstat ($mode) ran" test $rc -eq 0
+	writes=$(field writes "$tmp/$mode.tk")
+	retried=$(field retried_reads "$tmp/$mode.tk")
+	check "frlockstat ($mode) saw ${writes:-no} tk_core.lock writes, with hold times" \
+		grep -q '"writes":[1-9][0-9]*,.*"hold_ns":\[{' "$tmp/$mode.tk"
+	check "frlockstat ($mode) saw ${retried:-no} tk_core.lock reads retry" \
+		grep -q '"retried_reads":[1-9][0-9]*,.*"retries_per_read":\[{"min":1' "$tmp/$mode.tk"
+	check "frlockstat ($mode) names writer and reader call sites" \
+		sh -c "grep -q '\"kind\":\"write\",\"caller\":\"timekeeping_advance+' $tmp/$mode.json &&
+		       grep -q '\"kind\":\"retry\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json"
+done
+
+"$F" -L no_such_lock 1 1 >"$tmp/filter" 2>&1
+check "frlockstat -L filters out other locks" grep -qx '(no frlock activity on no_such_lock)' "$tmp/filter"
+
+# bad_arg EXPECTED_TEXT ARGS...: exit 2 with a message.
+bad_arg() {
+	want=$1
+	shift
+	"$F" "$@" >"$tmp/bad" 2>&1
+	rc=$?
+	if [ $rc -eq 2 ] && grep -qF "$want" "$tmp/bad"; then
+		ok "frlockstat $* is refused (exit 2)"
+	else
+		not_ok "frlockstat $* is refused (exit $rc, wanted 2 and '$want')"
+		sed 's/^/  /' "$tmp/bad"
+	fi
+}
+bad_arg "unrecognized option" --bogus
+bad_arg "invalid interval '0'" 0
+bad_arg "invalid count 'x'" 1 x
+bad_arg "unexpected argument" 1 1 1
+bad_arg "invalid lock name" -L ''
+"$F" -h >"$tmp/help" 2>&1
+check "frlockstat -h shows examples" grep -q 'EXAMPLES' "$tmp/help"
+rm -rf "$tmp"
