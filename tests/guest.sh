@@ -9,7 +9,7 @@ check "libbpf tools build against the frlock kernel's BTF" \
 	make -C "$top/bpf" KERNEL="$kernel"
 
 # The frlock kernel: events, KUnit, timekeeping under load, hist recipes,
-# frlockstat, and the kernel's time semantics (suspend last).
+# frlockstat, and the kernel's time semantics.
 guest_log=$logs/guest-frlock-kernel.out
 "$run_guest" --kernel "$kernel" --timeout 600 --exec \
 	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./timekeeping.sh' \
@@ -22,6 +22,16 @@ else
 	not_ok "guest on the frlock kernel exited $rc (log: $logs/guest-frlock-kernel.err)"
 	tail -5 "$logs/guest-frlock-kernel.err" | sed 's/^/#   /'
 fi
+
+# Suspend and resume through pm_test, in a guest of its own: after it the
+# serial console has been seen to stall, which would hang the tests above.
+"$run_guest" --kernel "$kernel" --timeout 180 --exec \
+	'/opt/frlock/tests/guest/timekeeping.sh suspend' \
+	>"$logs/guest-suspend.out" 2>"$logs/guest-suspend.err"
+rc=$?
+relay <"$logs/guest-suspend.out"
+[ $rc -eq 0 ] && ok "guest survived a pm_test suspend and powered off" ||
+	not_ok "guest survived a pm_test suspend and powered off (exit $rc, log: $logs/guest-suspend.err)"
 
 # frlockstat refuses a kernel without the frlock tracepoints. The stock
 # kernel is not built by make test (make kernel-stock builds it).
