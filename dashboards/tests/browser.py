@@ -1,0 +1,245 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Open a dashboard page in headless Chromium and report what it shows.
+
+usage: browser.py URL --png FILE [--wait-ended] [--timeout S] [--width PX]
+
+Drives Chromium over the DevTools protocol (a minimal WebSocket client,
+standard library only): loads URL, waits until the page has drawn (and,
+with --wait-ended, until its feed ended), saves a full-page PNG, and
+prints one JSON object: the page's data summary (#frlock-summary), the
+console errors, warnings and uncaught exceptions, and the page's size.
+Exit status 0 if that worked (whatever the page showed), 1 otherwise.
+"""
+
+import argparse
+import base64
+import http.client
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--no-first-run", "--no-default-browser-check",
+         "--disable-extensions", "--mute-audio", "--hide-scrollbars",
+         "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0"]
+
+
+class WebSocket:
+    """Just enough of RFC 6455 for the DevTools protocol."""
+
+    def __init__(self, host, port, path):
+        self.sock = socket.create_connection((host, port), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((
+            "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+            "Sec-WebSocket-Version: 13\r\n\r\n" % (path, host, port, key)).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise OSError("websocket handshake: connection closed")
+            head += chunk
+        head, self.buf = head.split(b"\r\n\r\n", 1)
+        if b" 101 " not in head.split(b"\r\n", 1)[0]:
+            raise OSError("websocket handshake failed: %r" % head[:200])
+
+    def _read(self, n):
+        while len(self.buf) < n:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise OSError("websocket closed")
+            self.buf += chunk
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def send(self, text, opcode=1):
+        data = text.encode() if isinstance(text, str) else text
+        head = bytes([0x80 | opcode])
+        n = len(data)
+        if n < 126:
+            head += bytes([0x80 | n])
+        elif n < 1 << 16:
+            head += bytes([0x80 | 126]) + struct.pack(">H", n)
+        else:
+            head += bytes([0x80 | 127]) + struct.pack(">Q", n)
+        mask = os.urandom(4)
+        self.sock.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def recv(self):
+        msg = b""
+        while True:
+            b0, b1 = self._read(2)
+            n = b1 & 0x7F
+            if n == 126:
+                n = struct.unpack(">H", self._read(2))[0]
+            elif n == 127:
+                n = struct.unpack(">Q", self._read(8))[0]
+            mask = self._read(4) if b1 & 0x80 else None
+            data = self._read(n)
+            if mask:
+                data = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+            op = b0 & 0x0F
+            if op == 9:
+                self.send(data, 10)
+                continue
+            if op == 8:
+                raise OSError("websocket closed by the browser")
+            if op in (0, 1, 2):
+                msg += data
+                if b0 & 0x80:
+                    return msg.decode()
+
+
+class Page:
+    def __init__(self, ws):
+        self.ws, self.next_id, self.events = ws, 0, []
+
+    def call(self, method, **params):
+        self.next_id += 1
+        my = self.next_id
+        self.ws.send(json.dumps({"id": my, "method": method, "params": params}))
+        while True:
+            m = json.loads(self.ws.recv())
+            if m.get("id") == my:
+                if "error" in m:
+                    raise RuntimeError("%s: %s" % (method, m["error"]))
+                return m.get("result", {})
+            if "method" in m:
+                self.events.append(m)
+
+    def eval(self, expr):
+        r = self.call("Runtime.evaluate", expression=expr, returnByValue=True)
+        return r.get("result", {}).get("value")
+
+
+def summary(page):
+    text = page.eval("(document.getElementById('frlock-summary')||{}).textContent||''")
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return None
+
+
+def run(a, tmp):
+    log = open(os.path.join(tmp, "chromium.log"), "w")
+    proc = subprocess.Popen(
+        [a.chromium] + FLAGS + ["--user-data-dir=" + os.path.join(tmp, "profile"),
+                                "--window-size=%d,%d" % (a.width, 1000), "about:blank"],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        return drive(a, tmp, proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def drive(a, tmp, proc):
+    portfile = os.path.join(tmp, "profile", "DevToolsActivePort")
+    deadline = time.monotonic() + 60
+    while not os.path.exists(portfile) or os.path.getsize(portfile) == 0:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("chromium did not start (log: %s)" %
+                               open(os.path.join(tmp, "chromium.log")).read()[-2000:])
+        time.sleep(0.1)
+    port = int(open(portfile).read().split()[0])
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request("GET", "/json/list")
+    targets = json.loads(c.getresponse().read())
+    target = next(t for t in targets if t.get("type") == "page")
+    path = target["webSocketDebuggerUrl"].split(str(port), 1)[1]
+    page = Page(WebSocket("127.0.0.1", port, path))
+    for domain in ("Runtime", "Log", "Page"):
+        page.call(domain + ".enable")
+    page.call("Emulation.setDeviceMetricsOverride", width=a.width, height=1000,
+              deviceScaleFactor=1, mobile=False)
+    page.call("Page.navigate", url=a.url)
+
+    deadline = time.monotonic() + a.timeout
+    s = None
+    while time.monotonic() < deadline:
+        s = summary(page)
+        if s and s.get("renders", 0) > 0 and (s.get("ended") or not a.wait_ended):
+            break
+        time.sleep(0.25)
+    else:
+        raise RuntimeError("the page did not draw%s within %g s; last summary: %s"
+                           % (" and end" if a.wait_ended else "", a.timeout, s))
+    time.sleep(1.5)     # one more tick of the page's one-second loop
+    height = page.eval("document.documentElement.scrollHeight")
+    page.call("Emulation.setDeviceMetricsOverride", width=a.width, height=height,
+              deviceScaleFactor=1, mobile=False)
+    time.sleep(1.0)     # resize, redraw
+    shot = page.call("Page.captureScreenshot", format="png")
+    with open(a.png, "wb") as f:
+        f.write(base64.b64decode(shot["data"]))
+    s = summary(page)
+    page.call("Runtime.evaluate", expression="1")   # drain pending events
+
+    errors, warnings = [], []
+    for e in page.events:
+        m, p = e["method"], e.get("params", {})
+        if m == "Runtime.consoleAPICalled":
+            text = " ".join(str(x.get("value", x.get("description", "")))
+                            for x in p.get("args", []))
+            if p.get("type") in ("error", "assert"):
+                errors.append("console.%s: %s" % (p["type"], text))
+            elif p.get("type") == "warning":
+                warnings.append("console.warn: " + text)
+        elif m == "Runtime.exceptionThrown":
+            d = p.get("exceptionDetails", {})
+            errors.append("exception: %s %s" % (
+                d.get("text", ""), d.get("exception", {}).get("description", "")))
+        elif m == "Log.entryAdded":
+            en = p.get("entry", {})
+            line = "%s %s: %s %s" % (en.get("source"), en.get("level"),
+                                     en.get("text"), en.get("url", ""))
+            if en.get("level") == "error":
+                errors.append(line)
+            elif en.get("level") == "warning":
+                warnings.append(line)
+    return {"url": a.url, "summary": s, "errors": errors, "warnings": warnings,
+            "title": page.eval("document.title"),
+            "status": page.eval("document.getElementById('status').textContent"),
+            "canvases": page.eval(
+                "Array.from(document.querySelectorAll('canvas')).map("
+                "c => [c.id, c.width, c.height])"),
+            "height": height, "png": a.png}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("url")
+    p.add_argument("--png", required=True)
+    p.add_argument("--wait-ended", action="store_true")
+    p.add_argument("--timeout", type=float, default=60)
+    p.add_argument("--width", type=int, default=1400)
+    p.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
+    a = p.parse_args()
+    tmp = tempfile.mkdtemp(prefix="frlock-chromium.")
+    try:
+        out = run(a, tmp)
+    except (OSError, RuntimeError, StopIteration, ValueError) as e:
+        print("browser.py: %s" % e, file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
