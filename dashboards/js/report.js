@@ -11,7 +11,6 @@
 	dash.model.malformed = data.malformed;
 	dash.state.ended = true;
 	document.getElementById('mode').textContent = 'report';
-	document.title = 'frlock report: ' + data.source;
 	dash.render();
 	dash.status('report of ' + data.source + ' (' + data.records.length +
 		' records), written ' + data.generated, 'ended');
