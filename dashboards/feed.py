@@ -57,7 +57,7 @@ def _valid(rec):
 
 
 def _no_constant(name):
-    raise ValueError("not JSON: " + name)
+    raise ValueError(name + " is not JSON")
 
 
 def parse_line(raw):

@@ -1,0 +1,413 @@
+#!/usr/bin/env bash
+# Host checks of dashboards/: the live server, the live page and the
+# report, rendered by headless Chromium from the recorded fixture. Nothing
+# here touches the kernel or the guest. One line per check: "ok - ...",
+# "not ok - ..." or "skip - ...", with "# " diagnostics; the exit status
+# is 1 if any check failed.
+#
+# usage: tests/dashboards.sh [LOGDIR]
+#   LOGDIR gets each check's log and the screenshots live.png and
+#   report.png (default: a new directory under /tmp).
+# Needs: python3, chromium, libjs-chart.js (Debian packages).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+dash=$top/dashboards
+fixture=$dash/fixtures/frlock-run.ndjson
+py=/usr/bin/python3
+logs=${1:-$(mktemp -d /tmp/frlock-dashboards.XXXXXX)}
+mkdir -p "$logs" || exit 2
+chartjs=${FRLOCK_CHARTJS:-/usr/share/javascript/chart.js/chart.min.js}
+
+failed=0
+ok() { echo "ok - dashboards: $*"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - dashboards: $*"; }
+skip() { echo "skip - dashboards: $*"; }
+# check DESC CMD...: run CMD with its output in a log, report the result.
+check() {
+	local desc=$1 log
+	shift
+	log=$logs/$(echo "$desc" | tr -c 'A-Za-z0-9_.-' '_' | cut -c1-80).log
+	if "$@" >"$log" 2>&1; then
+		ok "$desc"
+	else
+		not_ok "$desc (log: $log)"
+		sed 's/^/#   /' "$log" | tail -15
+	fi
+}
+
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+}
+trap cleanup EXIT
+
+# start_server NAME ARGS...: dashboards/server in the background; sets
+# srv_pid and srv_url (empty if it printed no URL within 10 s).
+start_server() {
+	local name=$1 i
+	shift
+	"$dash/server" "$@" >"$logs/$name.out" 2>"$logs/$name.err" &
+	srv_pid=$!
+	pids+=("$srv_pid")
+	srv_url=
+	for i in $(seq 100); do
+		srv_url=$(head -1 "$logs/$name.out" 2>/dev/null)
+		[ -n "$srv_url" ] && return 0
+		kill -0 "$srv_pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+# wait_exit PID SECONDS: wait for PID; its status, or 124 on timeout.
+wait_exit() {
+	local pid=$1 i
+	for i in $(seq $(($2 * 10))); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid"; return $?; }
+		sleep 0.1
+	done
+	return 124
+}
+# last_line FILE WANT: FILE's last line is WANT.
+last_line() {
+	local got
+	got=$(tail -1 "$1")
+	echo "last stderr line: $got"
+	[ "$got" = "$2" ]
+}
+# browser NAME URL: render URL, save NAME.png and NAME.json in the logs.
+browser() {
+	"$py" "$dash/tests/browser.py" --wait-ended --timeout 90 \
+		--png "$logs/$1.png" "$2" >"$logs/$1.json" 2>"$logs/$1.browser.err"
+}
+no_console_errors() {
+	"$py" - "$1" <<-'EOF'
+		import json, sys
+		r = json.load(open(sys.argv[1]))
+		for e in r["errors"]:
+		    print("error:", e)
+		for w in r["warnings"]:
+		    print("warning:", w)
+		print("%d console errors, %d warnings" % (len(r["errors"]), len(r["warnings"])))
+		sys.exit(1 if r["errors"] else 0)
+	EOF
+}
+# png_ok FILE: a PNG at least 1000 px wide and of some size.
+png_ok() {
+	"$py" - "$1" <<-'EOF'
+		import struct, sys
+		d = open(sys.argv[1], "rb").read()
+		assert d[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+		w, h = struct.unpack(">II", d[16:24])
+		print("%s: %dx%d, %d bytes" % (sys.argv[1], w, h, len(d)))
+		assert w >= 1000 and h >= 800 and len(d) > 50000, "too small"
+	EOF
+}
+
+# --- Prerequisites -----------------------------------------------------------
+
+missing=
+[ -x "$py" ] || missing="$missing python3"
+command -v chromium >/dev/null || missing="$missing chromium"
+[ -f "$chartjs" ] || missing="$missing libjs-chart.js"
+if [ -n "$missing" ]; then
+	skip "not installed:$missing (make deps)"
+	exit 0
+fi
+echo "# dashboards logs: $logs"
+
+fixture_ok() {
+	"$py" - "$fixture" <<-'EOF'
+		import json, sys
+		types = {}
+		for line in open(sys.argv[1]):
+		    r = json.loads(line)
+		    types[r["type"]] = types.get(r["type"], 0) + 1
+		print(types)
+		assert types.get("frlockstat", 0) >= 10 and types.get("load", 0) >= 10
+		assert types.get("frlockstat_caller", 0) > 0
+	EOF
+}
+check "the fixture is NDJSON with frlockstat, caller and gtod-load lines" fixture_ok
+
+# --- The server's command line ----------------------------------------------
+
+refuses_binds() {
+	local a rc rc_all=0
+	for a in 0.0.0.0 10.0.0.1 192.168.1.10 :: ::1 example.com ''; do
+		timeout 10 "$dash/server" --bind "$a" "$fixture" >"$logs/bind.out" 2>"$logs/bind.err"
+		rc=$?
+		echo "--bind '$a': exit $rc: $(cat "$logs/bind.err")"
+		[ "$rc" = 2 ] && grep -q "refusing to bind" "$logs/bind.err" &&
+			[ ! -s "$logs/bind.out" ] || rc_all=1
+	done
+	return $rc_all
+}
+check "server refuses any --bind but 127.0.0.1 (exit 2)" refuses_binds
+
+bad_usage() {
+	local rc rc_all=0 args
+	for args in "" "--port" "--port abc $fixture" "--port 70000 $fixture" \
+		"--bogus $fixture" "--linger -1 $fixture" "$fixture extra"; do
+		# shellcheck disable=SC2086
+		timeout 10 "$dash/server" $args >/dev/null 2>"$logs/usage.err"
+		rc=$?
+		echo "server $args: exit $rc: $(tail -1 "$logs/usage.err")"
+		[ "$rc" = 2 ] && grep -q "^usage:" "$logs/usage.err" || rc_all=1
+	done
+	timeout 10 "$dash/server" /nonexistent/feed 2>"$logs/usage.err"
+	rc=$?
+	echo "server /nonexistent/feed: exit $rc: $(cat "$logs/usage.err")"
+	[ "$rc" = 1 ] || rc_all=1
+	return $rc_all
+}
+check "server rejects bad options with its usage (exit 2)" bad_usage
+
+peers() {
+	"$py" - "$dash/server" <<-'EOF' || return 1
+		import importlib.machinery, importlib.util, sys
+		loader = importlib.machinery.SourceFileLoader("server", sys.argv[1])
+		spec = importlib.util.spec_from_loader("server", loader)
+		srv = importlib.util.module_from_spec(spec)
+		loader.exec_module(srv)
+		want = {"127.0.0.1": True, "127.8.9.10": True, "::1": True,
+		        "::ffff:127.0.0.1": True, "10.0.0.2": False, "192.168.1.5": False,
+		        "::ffff:10.0.0.1": False, "2001:db8::1": False, "0.0.0.0": False,
+		        "bogus": False}
+		bad = {a: srv.is_loopback(a) for a, w in want.items() if srv.is_loopback(a) != w}
+		print("is_loopback mismatches:", bad)
+		sys.exit(1 if bad else 0)
+	EOF
+	start_server peers --once --linger 60 "$fixture" || return 1
+	local port=${srv_url##*:} code rc=0
+	port=${port%/}
+	# Listening on 127.0.0.1 only: /proc/net/tcp shows 0100007F:PORT.
+	printf -v hex '%04X' "$port"
+	grep -q " 0100007F:$hex 00000000:0000 0A " /proc/net/tcp &&
+		echo "listening on 127.0.0.1:$port only" || { echo "not listening on 127.0.0.1:$port"; rc=1; }
+	grep -q " 00000000:$hex 00000000:0000 0A " /proc/net/tcp && { echo "listening on 0.0.0.0"; rc=1; }
+	code=$(curl -s -o /dev/null -w '%{http_code}' "$srv_url")
+	echo "GET / from 127.0.0.1: $code"
+	[ "$code" = 200 ] || rc=1
+	code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: attacker.example:80' "$srv_url")
+	echo "GET / with a foreign Host header (DNS rebinding): $code"
+	[ "$code" = 403 ] || rc=1
+	code=$(curl -s -o /dev/null -w '%{http_code}' "${srv_url}../../etc/passwd")
+	echo "GET outside the page's files: $code"
+	[ "$code" = 404 ] || rc=1
+	kill "$srv_pid"
+	wait_exit "$srv_pid" 10
+	return $rc
+}
+check "server listens on 127.0.0.1 and refuses non-loopback peers and foreign Hosts" peers
+
+# --- The live page, fed by the fixture --------------------------------------
+
+live() {
+	start_server live --once --linger 120 "$fixture" || return 1
+	echo "server: $srv_url"
+	browser live "$srv_url" || { cat "$logs/live.browser.err"; return 1; }
+	"$py" "$dash/tests/expect.py" --mode live "$fixture" "$logs/live.json" || return 1
+	wait_exit "$srv_pid" 20
+	local rc=$?
+	echo "server exit status: $rc"
+	[ "$rc" = 0 ] && last_line "$logs/live.err" \
+		"frlock-dashboard: 89 records, 0 malformed lines skipped"
+}
+check "live page draws every chart with the fixture's numbers" live
+check "live page has no console errors" no_console_errors "$logs/live.json"
+check "live page screenshot saved: $logs/live.png" png_ok "$logs/live.png"
+
+# --- Malformed lines, through a FIFO ----------------------------------------
+
+# bad.ndjson: the fixture with malformed lines, blank lines, a CRLF line,
+# bpftrace output, and a last line without its newline. good.ndjson: the
+# records the page should end up with.
+"$py" - "$fixture" "$logs/bad.ndjson" "$logs/good.ndjson" <<'EOF'
+import sys
+lines = open(sys.argv[1], "rb").read().splitlines()
+bad = [b"this is not json", b'{"type":"frlockstat","ts":', b"[1,2,3]",
+       b"\xff\xfe not utf-8 \xc3", b'{"type":"load","t":NaN,"dt":1,"total":5}',
+       b'{"type":"frlockstat","time":"x","ts":1,"interval_s":1,"lock":"tk_core.lock",'
+       b'"writes":"many","retried_reads":0,"retries":0,"hold_ns":[],"retries_per_read":[]}',
+       b'{"type":"load","t":"1","dt":1,"total":9}', b"x" * ((1 << 20) + 10)]
+bpftrace = [b'{"type": "attached_probes", "data": {"probes": 2}}',
+            b'{"type": "hist", "data": {"@hold_ns": [{"min": 1024, "max": 2047, "count": 3}]}}']
+with open(sys.argv[2], "wb") as b, open(sys.argv[3], "wb") as g:
+    for i, line in enumerate(lines):
+        if i % 11 == 3 and bad:
+            b.write(bad.pop() + b"\n")
+        if i == 20:
+            b.write(b"\n   \n")
+            b.write(bpftrace[0] + b"\n\n")
+            g.write(bpftrace[0] + b"\n")
+        if i == 40:
+            b.write(bpftrace[1] + b"\n")
+            g.write(bpftrace[1] + b"\n")
+        b.write(line + (b"\r\n" if i == 30 else b"" if i == len(lines) - 1 else b"\n"))
+        g.write(line + b"\n")
+    assert not bad
+EOF
+nbad=8
+
+malformed_fifo() {
+	local fifo=$logs/feed.fifo rc
+	rm -f "$fifo"
+	mkfifo "$fifo" || return 1
+	start_server bad --once --linger 120 "$fifo" || return 1
+	# Feed it in pieces cut mid-line, a little at a time, as a guest would.
+	"$py" - "$logs/bad.ndjson" "$fifo" <<-'EOF' &
+		import sys, time
+		data = open(sys.argv[1], "rb").read()
+		with open(sys.argv[2], "wb", buffering=0) as f:
+		    step = len(data) // 7 + 1
+		    for i in range(0, len(data), step):
+		        f.write(data[i:i + step])
+		        time.sleep(0.3)
+	EOF
+	pids+=($!)
+	browser malformed "$srv_url" || { cat "$logs/malformed.browser.err"; return 1; }
+	"$py" "$dash/tests/expect.py" --mode live --malformed $nbad "$logs/good.ndjson" \
+		"$logs/malformed.json" || return 1
+	no_console_errors "$logs/malformed.json" || return 1
+	wait_exit "$srv_pid" 20
+	rc=$?
+	echo "server exit status: $rc"
+	[ "$rc" = 0 ] && last_line "$logs/bad.err" \
+		"frlock-dashboard: 91 records, $nbad malformed lines skipped"
+}
+check "malformed lines from a FIFO are skipped and counted (page and stderr)" malformed_fifo
+
+# --- Following a growing file -------------------------------------------------
+
+follow() {
+	local feed=$logs/growing.ndjson rc
+	: >"$feed"
+	start_server follow "$feed" || return 1
+	"$py" - "$srv_url" "$fixture" "$feed" <<-'EOF' || return 1
+		import http.client, json, sys, time, urllib.parse
+		url, fixture, feed = sys.argv[1:]
+		lines = open(fixture, "rb").read().splitlines(keepends=True)
+		u = urllib.parse.urlsplit(url)
+		c = http.client.HTTPConnection(u.hostname, u.port, timeout=20)
+		c.request("GET", "/events")
+		resp = c.getresponse()
+		assert resp.status == 200, resp.status
+		assert resp.getheader("Content-Type").startswith("text/event-stream")
+		got, event, instance, last_id = 0, None, None, None
+
+		def read_until(n):
+		    global got, event, instance, last_id
+		    while got < n:
+		        line = resp.readline().decode().rstrip("\n")
+		        if line.startswith("event: "):
+		            event = line[7:]
+		        elif line.startswith("id: "):
+		            last_id = line[4:]
+		        elif line.startswith("data: "):
+		            d = json.loads(line[6:])
+		            if event == "hello":
+		                instance = d["instance"]
+		            elif event == "records":
+		                got += len(d)
+
+		def append(data):
+		    with open(feed, "ab") as f:
+		        f.write(data)
+
+		append(b"".join(lines[:30]))
+		read_until(30)
+		print("after 30 lines appended: %d records streamed" % got)
+		# Half a line: nothing may be sent until its newline arrives.
+		append(lines[30][:50])
+		time.sleep(1)
+		append(lines[30][50:] + b"".join(lines[31:]))
+		read_until(len(lines))
+		print("after the rest appended: %d records streamed" % got)
+		assert got == len(lines), got
+		# A reconnect with Last-Event-ID resumes after that record.
+		c2 = http.client.HTTPConnection(u.hostname, u.port, timeout=20)
+		c2.request("GET", "/events", headers={"Last-Event-ID": "%s.49" % instance})
+		r2 = c2.getresponse()
+		for line in iter(r2.readline, b""):
+		    if line.startswith(b"data: "):
+		        hello = json.loads(line[6:])
+		        break
+		print("reconnect after record 49 resumes at", hello["from"])
+		assert hello["from"] == 50, hello
+	EOF
+	kill -TERM "$srv_pid"
+	wait_exit "$srv_pid" 10
+	rc=$?
+	echo "server exit status after SIGTERM: $rc"
+	[ "$rc" = 0 ] && last_line "$logs/follow.err" \
+		"frlock-dashboard: 89 records, 0 malformed lines skipped"
+}
+check "server follows a growing file (tail -f) and streams each new line" follow
+
+# --- The report ----------------------------------------------------------------
+
+report=$logs/report.html
+check "report writes one HTML file from the fixture" \
+	bash -c "'$dash/report' -o '$report' '$fixture' 2>'$logs/report.err' &&
+		tail -1 '$logs/report.err' | grep -qx 'frlock-report: 89 records, 0 malformed lines skipped'"
+
+self_contained() {
+	"$py" - "$report" "$chartjs" <<-'EOF'
+		import re, sys
+		html = open(sys.argv[1], encoding="utf-8").read()
+		refs = re.findall(r'(?:src|href)\s*=\s*["\']?(?!data:)[^"\' >]+', html)
+		print("%d bytes; external references: %s" % (len(html), refs or "none"))
+		assert not refs
+		assert "Content-Security-Policy" in html and "default-src 'none'" in html
+		assert 'id="frlock-data"' in html
+		assert "Chart.js v3" in html, "Chart.js not inlined"
+		assert "FrlockDashboard" in html and "FrlockModel" in html
+	EOF
+}
+check "report is self-contained: no src/href, data and Chart.js inlined" self_contained
+
+report_page() {
+	browser report "file://$report" || { cat "$logs/report.browser.err"; return 1; }
+	"$py" "$dash/tests/expect.py" --mode report "$fixture" "$logs/report.json" &&
+		no_console_errors "$logs/report.json"
+}
+check "report opens from disk with the fixture's numbers, no console errors" report_page
+check "report screenshot saved: $logs/report.png" png_ok "$logs/report.png"
+
+report_malformed() {
+	"$dash/report" -o "$logs/bad.html" "$logs/bad.ndjson" 2>"$logs/bad-report.err" || return 1
+	last_line "$logs/bad-report.err" \
+		"frlock-report: 91 records, $nbad malformed lines skipped" || return 1
+	"$py" - "$logs/bad.html" "$nbad" <<-'EOF'
+		import json, re, sys
+		html = open(sys.argv[1], encoding="utf-8").read()
+		m = re.search(r'<script type="application/json" id="frlock-data">(.*?)</script>', html, re.S)
+		d = json.loads(m.group(1))
+		print("inlined: %d records, %d malformed: %s" % (len(d["records"]), d["malformed"], d["reasons"]))
+		assert d["malformed"] == int(sys.argv[2]) and len(d["records"]) == 91
+	EOF
+}
+check "report skips and counts malformed lines" report_malformed
+
+report_usage() {
+	local args rc rc_all=0
+	for args in "" "--bogus $fixture" "-" "$fixture extra" "-o"; do
+		# shellcheck disable=SC2086
+		"$dash/report" $args </dev/null >/dev/null 2>"$logs/rusage.err"
+		rc=$?
+		echo "report $args: exit $rc: $(tail -1 "$logs/rusage.err")"
+		[ "$rc" = 2 ] || rc_all=1
+	done
+	"$dash/report" -o "$logs/x.html" /nonexistent.ndjson 2>"$logs/rusage.err"
+	rc=$?
+	echo "report /nonexistent.ndjson: exit $rc: $(cat "$logs/rusage.err")"
+	[ "$rc" = 1 ] || rc_all=1
+	return $rc_all
+}
+check "report rejects bad options with its usage (exit 2)" report_usage
+
+[ "$failed" -eq 0 ]
