@@ -286,10 +286,11 @@ check "malformed lines from a FIFO are skipped and counted (page and stderr)" ma
 follow() {
 	local feed=$logs/growing.ndjson rc
 	: >"$feed"
-	start_server follow "$feed" || return 1
-	"$py" - "$srv_url" "$fixture" "$feed" <<-'EOF' || return 1
-		import http.client, json, sys, time, urllib.parse
-		url, fixture, feed = sys.argv[1:]
+	rm -f "$logs/saved.ndjson"
+	start_server follow --save "$logs/saved.ndjson" "$feed" || return 1
+	"$py" - "$srv_url" "$fixture" "$feed" "$srv_pid" <<-'EOF' || return 1
+		import http.client, json, os, signal, sys, time, urllib.parse
+		url, fixture, feed, pid = sys.argv[1:]
 		lines = open(fixture, "rb").read().splitlines(keepends=True)
 		u = urllib.parse.urlsplit(url)
 		c = http.client.HTTPConnection(u.hostname, u.port, timeout=20)
@@ -338,15 +339,29 @@ follow() {
 		        break
 		print("reconnect after record 49 resumes at", hello["from"])
 		assert hello["from"] == 50, hello
+		# SIGTERM: the open page streams get an end event, then the server exits.
+		os.kill(int(pid), signal.SIGTERM)
+		event = None
+		for line in iter(resp.readline, b""):
+		    line = line.decode().rstrip("\n")
+		    if line.startswith("event: "):
+		        event = line[7:]
+		    elif line.startswith("data: ") and event == "end":
+		        end = json.loads(line[6:])
+		        print("end event after SIGTERM:", end)
+		        assert end["stopped"] and end["records"] == got
+		        break
+		else:
+		    sys.exit("no end event after SIGTERM")
 	EOF
-	kill -TERM "$srv_pid"
 	wait_exit "$srv_pid" 10
 	rc=$?
 	echo "server exit status after SIGTERM: $rc"
+	cmp "$fixture" "$logs/saved.ndjson" && echo "--save kept every line" || return 1
 	[ "$rc" = 0 ] && last_line "$logs/follow.err" \
 		"frlock-dashboard: 89 records, 0 malformed lines skipped"
 }
-check "server follows a growing file (tail -f) and streams each new line" follow
+check "server follows a growing file (tail -f), streams each new line, --save, SIGTERM" follow
 
 # --- The report ----------------------------------------------------------------
 

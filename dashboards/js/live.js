@@ -50,7 +50,8 @@
 		malformed = s.malformed;
 		dash.state.ended = true;
 		draw();
-		dash.status('input ended: ' + describe(), 'ended');
+		dash.status((s.stopped ? 'server stopped: ' : 'input ended: ') +
+			describe(), 'ended');
 		el_summary();
 	});
 	es.onerror = () => {
