@@ -90,7 +90,7 @@
 			if (!heat || !heat.cols.length || heat.cells === 0) {
 				g.fillStyle = '#666';
 				g.textAlign = 'center';
-				g.fillText('no ' + (heat ? heat.key : 'frlockstat') + ' data yet', L + pw / 2, T + ph / 2);
+				g.fillText('no ' + (heat ? heat.key : 'frlockstat') + ' data', L + pw / 2, T + ph / 2);
 				this.geo = null;
 				return;
 			}
@@ -315,7 +315,7 @@
 
 			for (const k of M.HISTS)
 				fillHist(charts[k], v.hist[k] || new Map(), v.last[k] || new Map());
-			el('last-time').textContent = v.lastTime ? 'last interval ended ' + v.lastTime : '';
+			el('last-time').textContent = v.lastTime ? 'last interval ended ' + v.lastTime + ' · ' : '';
 
 			heatmap.draw(v.heat, xmax, HIST_INFO[state.heatKey]);
 			renderNumbers(v);

@@ -20,6 +20,9 @@
 		dash.render();
 	}
 
+	dash.render();              // empty charts until the first records
+	drawn = dash.model.version;
+
 	const es = new EventSource('events');
 	es.addEventListener('hello', e => {
 		const h = JSON.parse(e.data);
@@ -35,7 +38,7 @@
 		lastEvent = Date.now();
 		for (const r of JSON.parse(e.data))
 			dash.model.add(r);
-		if (dash.state.renders === 0)
+		if (dash.state.renders === 1)
 			draw();             // the first data at once, then every second
 	});
 	es.addEventListener('stats', e => {
