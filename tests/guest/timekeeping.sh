@@ -3,9 +3,8 @@
 # same checks pass on the stock kernel). Relays timecheck's TAP lines as
 # "ok - ..." / "not ok - ..." / "skip - ...".
 # usage: timekeeping.sh [SUBCOMMAND...]  (default: monotonic, settime,
-# adjtimex; each argument is one timecheck command line). tests/guest.sh runs
-# suspend in a guest of its own, since after a pm_test suspend the guest's
-# serial console has been seen to stall.
+# adjtimex; each argument is one timecheck command line). Run suspend from a
+# copy outside /opt/frlock: the 9p share does not survive a suspend.
 tap() {
 	sed -n -e 's/^ok [0-9]* - \(.*\) # SKIP\(.*\)$/skip - timecheck \1:\2/p' \
 	       -e 's/^ok [0-9]* - \(.*\)$/ok - timecheck \1/p' \
