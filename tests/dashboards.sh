@@ -124,12 +124,19 @@ png_ok() {
 
 missing=
 [ -x "$py" ] || missing="$missing python3"
-command -v chromium >/dev/null || missing="$missing chromium"
 [ -f "$chartjs" ] || missing="$missing libjs-chart.js"
 if [ -n "$missing" ]; then
 	skip "not installed:$missing (make deps)"
 	exit 0
 fi
+# bcheck DESC CMD...: a check that needs Chromium; skipped without it.
+bcheck() {
+	if command -v chromium >/dev/null; then
+		check "$@"
+	else
+		skip "$1 (chromium not installed: make deps)"
+	fi
+}
 echo "# dashboards logs: $logs"
 
 fixture_ok() {
@@ -234,9 +241,54 @@ live() {
 	[ "$rc" = 0 ] && last_line "$logs/live.err" \
 		"frlock-dashboard: 89 records, 0 malformed lines skipped"
 }
-check "live page draws every chart with the fixture's numbers" live
-check "live page has no console errors" no_console_errors "$logs/live.json"
-check "live page screenshot saved: $logs/live.png" png_ok "$logs/live.png"
+bcheck "live page draws every chart with the fixture's numbers" live
+bcheck "live page has no console errors" no_console_errors "$logs/live.json"
+bcheck "live page screenshot saved: $logs/live.png" png_ok "$logs/live.png"
+
+# The page redraws as the feed grows: the fixture is appended in four
+# parts, 1.5 s apart, once the page is connected; then SIGTERM.
+live_updates() {
+	local feed=$logs/updates.ndjson bpid rc
+	: >"$feed"
+	start_server updates "$feed" || return 1
+	browser updates "$srv_url" &
+	bpid=$!
+	pids+=("$bpid")
+	"$py" - "$srv_url" "$fixture" "$feed" <<-'EOF' || return 1
+		import json, sys, time, urllib.request
+		url, fixture, feed = sys.argv[1:]
+		for _ in range(300):
+		    with urllib.request.urlopen(url + "stats.json") as r:
+		        if json.load(r)["pages"] > 0:
+		            break
+		    time.sleep(0.1)
+		else:
+		    sys.exit("the page did not connect")
+		lines = open(fixture, "rb").read().splitlines(keepends=True)
+		step = len(lines) // 4 + 1
+		for i in range(0, len(lines), step):
+		    with open(feed, "ab") as f:
+		        f.write(b"".join(lines[i:i + step]))
+		    print("appended lines %d to %d" % (i + 1, min(i + step, len(lines))))
+		    time.sleep(1.5)
+	EOF
+	kill -TERM "$srv_pid"
+	wait "$bpid" || { cat "$logs/updates.browser.err"; return 1; }
+	wait_exit "$srv_pid" 10 || return 1
+	"$py" "$dash/tests/expect.py" --mode live "$fixture" "$logs/updates.json" || return 1
+	"$py" - "$logs/updates.json" <<-'EOF'
+		import json, sys
+		r = json.load(open(sys.argv[1]))
+		print("status:", r["status"])
+		print("[renders, records, intervals] seen:", r["samples"])
+		shown = sorted({s[2] for s in r["samples"]})
+		assert r["status"].startswith("server stopped"), "no end event"
+		assert len(shown) >= 4, "the page did not redraw as the feed grew"
+		assert r["summary"]["renders"] >= 5
+		assert not r["errors"], r["errors"]
+	EOF
+}
+bcheck "live page redraws as the feed grows, and ends when the server stops" live_updates
 
 # --- Malformed lines, through a FIFO ----------------------------------------
 
@@ -296,7 +348,7 @@ malformed_fifo() {
 	[ "$rc" = 0 ] && last_line "$logs/bad.err" \
 		"frlock-dashboard: 91 records, $nbad malformed lines skipped"
 }
-check "malformed lines from a FIFO are skipped and counted (page and stderr)" malformed_fifo
+bcheck "malformed lines from a FIFO are skipped and counted (page and stderr)" malformed_fifo
 
 # --- Following a growing file -------------------------------------------------
 
@@ -407,8 +459,8 @@ report_page() {
 	"$py" "$dash/tests/expect.py" --mode report "$fixture" "$logs/report.json" &&
 		no_console_errors "$logs/report.json"
 }
-check "report opens from disk with the fixture's numbers, no console errors" report_page
-check "report screenshot saved: $logs/report.png" png_ok "$logs/report.png"
+bcheck "report opens from disk with the fixture's numbers, no console errors" report_page
+bcheck "report screenshot saved: $logs/report.png" png_ok "$logs/report.png"
 
 report_malformed() {
 	"$dash/report" -o "$logs/bad.html" "$logs/bad.ndjson" 2>"$logs/bad-report.err" || return 1

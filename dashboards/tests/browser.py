@@ -8,7 +8,8 @@ Drives Chromium over the DevTools protocol (a minimal WebSocket client,
 standard library only): loads URL, waits until the page has drawn (and,
 with --wait-ended, until its feed ended), saves a full-page PNG, and
 prints one JSON object: the page's data summary (#frlock-summary), the
-console errors, warnings and uncaught exceptions, and the page's size.
+[renders, records, intervals] it showed while waiting, the console
+errors, warnings and uncaught exceptions, and the page's size.
 Exit status 0 if that worked (whatever the page showed), 1 otherwise.
 """
 
@@ -170,8 +171,13 @@ def drive(a, tmp, proc):
 
     deadline = time.monotonic() + a.timeout
     s = None
+    samples = []        # what the page showed while it waited
     while time.monotonic() < deadline:
         s = summary(page)
+        if s:
+            sample = [s.get("renders"), s["counts"]["records"], s.get("intervals")]
+            if not samples or samples[-1] != sample:
+                samples.append(sample)
         if s and s.get("renders", 0) > 0 and (s.get("ended") or not a.wait_ended):
             break
         time.sleep(0.25)
@@ -211,7 +217,8 @@ def drive(a, tmp, proc):
                 errors.append(line)
             elif en.get("level") == "warning":
                 warnings.append(line)
-    return {"url": a.url, "summary": s, "errors": errors, "warnings": warnings,
+    return {"url": a.url, "summary": s, "samples": samples,
+            "errors": errors, "warnings": warnings,
             "title": page.eval("document.title"),
             "status": page.eval("document.getElementById('status').textContent"),
             "canvases": page.eval(
