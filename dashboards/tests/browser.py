@@ -243,7 +243,12 @@ def main():
         print("browser.py: %s" % e, file=sys.stderr)
         return 1
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        # Chromium's helper processes may still be writing for a moment.
+        for _ in range(10):
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not os.path.exists(tmp):
+                break
+            time.sleep(0.3)
     print(json.dumps(out))
     return 0
 
