@@ -121,18 +121,6 @@ check "frlock kernel config has KUnit, BTF, hist triggers and BPF" config_has
 
 # --- Bad input to kernel/build ------------------------------------------------
 
-# expect_fail CODE PATTERN CMD...: CMD must exit with CODE and say PATTERN
-# in a single line on stderr.
-expect_fail() {
-	local code=$1 pattern=$2 rc
-	shift 2
-	"$@" >"$logs/expect.out" 2>"$logs/expect.err"
-	rc=$?
-	cat "$logs/expect.err"
-	[ "$rc" -eq "$code" ] || { echo "exit $rc, wanted $code"; return 1; }
-	grep -q -- "$pattern" "$logs/expect.err"
-}
-
 check "kernel/build: unknown option is a usage error" \
 	expect_fail 2 "unknown option '--bogus'" "$build" --bogus
 check "kernel/build: unknown variant is a usage error" \
