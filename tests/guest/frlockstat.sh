@@ -23,7 +23,7 @@ for mode in tp_btf raw_tp; do
 	opt=
 	[ $mode = raw_tp ] && opt=-r
 	# The load outlasts frlockstat's start (BTF, verifier) and its one 4 s
-	# interval; 1000 adjtimex writes/s make retries certain even on a slow
+	# interval; 1000 adjtimex writes/s keep retries frequent even on a slow
 	# host.
 	gtod-load -t 2 -d 8 -w 1000 -i 0 >/dev/null 2>&1 &
 	# shellcheck disable=SC2086
