@@ -64,10 +64,20 @@ results() {
 }
 check "run-guest --results keeps guest files after power-off" results
 
+port_feed() {
+	local f=$logs/port.out
+	"$run_guest" --kernel "$kernel" --port feed="$f" \
+		--exec 'echo "{\"n\":1}" >/dev/virtio-ports/frlock.feed' &&
+		grep -qx '{"n":1}' "$f"
+}
+check "run-guest --port streams a guest virtio-serial port into a host file" port_feed
+
 check "run-guest: unknown option is a usage error" \
 	expect_fail 2 "unknown option" "$run_guest" --bogus
 check "run-guest: bad --smp is a usage error" \
 	expect_fail 2 "smp" "$run_guest" --smp two
+check "run-guest: bad --port is a usage error" \
+	expect_fail 2 "port wants NAME=HOSTFILE" "$run_guest" --port Feed=x
 # A real panic: init exits, and the kernel cannot go on without it.
 check "run-guest: a guest kernel panic ends the run (exit 123)" \
 	expect_fail 123 "guest kernel panicked; console log: " "$run_guest" \
