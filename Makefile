@@ -54,10 +54,18 @@ rootfs: deps
 bpf: deps
 	$(MAKE) -C bpf
 
-run: deps
-	@kernel=$$(kernel/build --variant frlock) && guest-rootfs/mkrootfs >/dev/null && \
-	guest-rootfs/run-guest --kernel "$$kernel" --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
-		--exec "/opt/frlock/tracepoints/hist/frlock-demo $(DURATION) $(THREADS) $(WRITERS)"
+# make run [DURATION=s] [THREADS=n] [VIA=syscall|vdso] [WRITERS=w/s] [INTERVAL=s]
+#          [TOOL=retries|hold|summary|all]: bpf/frlock-run checks the knobs
+# first (exit 2), then installs, builds and boots; see bpf/README.md.
+run:
+	@args=(--duration '$(subst ','\'',$(DURATION))' --threads '$(subst ','\'',$(THREADS))' \
+		--via '$(subst ','\'',$(VIA))' --writers '$(subst ','\'',$(WRITERS))' \
+		--interval '$(subst ','\'',$(INTERVAL))' --tool '$(subst ','\'',$(TOOL))' \
+		--smp '$(subst ','\'',$(SMP))' --mem '$(subst ','\'',$(MEM))' \
+		--accel '$(subst ','\'',$(ACCEL))'); \
+	bpf/frlock-run --check "$${args[@]}" && \
+	$(MAKE) --no-print-directory deps && \
+	bpf/frlock-run "$${args[@]}"
 
 shell: deps
 	@kernel=$$(kernel/build --variant frlock) && \

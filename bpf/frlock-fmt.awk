@@ -17,7 +17,8 @@
 # ends one), in a single write when it fits, so that several tools can
 # share a terminal without mixing their lines. -v live=0 prints only the
 # whole-run summary and errors. -v final=FILE writes the whole-run table to
-# FILE instead of stdout.
+# FILE instead of stdout; -v mark=FILE leaves out of it the intervals that
+# ended before FILE existed.
 
 BEGIN {
 	if (live == "") live = 1
@@ -86,6 +87,12 @@ function strf(s, k,   v) {
 }
 
 function emit(s) { out = out s }
+# Maps printed outside an interval are bpftrace's print at exit.
+function exit_heading() {
+	if (inblock) return
+	inblock = 1
+	emit("at exit, the last (partial) interval:\n")
+}
 function flush() {
 	if (out != "") { printf "%s", out; fflush() }
 	out = ""
@@ -198,9 +205,7 @@ function entry(mode, name, key, val,   k, lock, b) {
 		sub(/,[0-9]+$/, "", lock)
 		locks[lock] = 1
 		q[lock, b] += val
-		tq[lock, b] += val
 		qb[lock] = qb[lock] " " b
-		tqb[lock] = tqb[lock] " " b
 		return
 	}
 	if (name == "@retried_reads") {
@@ -223,7 +228,7 @@ function entry(mode, name, key, val,   k, lock, b) {
 function share() {
 	have_reads = 0
 	if (rreads == 0)
-		emit("tk_core.lock: no reads by " RDR " (vDSO only, or no load)\n\n")
+		emit("tk_core.lock: no reads by " RDR " (no load yet, or only vDSO reads)\n\n")
 	else if (rretried > rreads)
 		emit(sprintf("tk_core.lock: %d reads by %s, %d retried\n\n", rreads, RDR, rretried))
 	else
@@ -289,9 +294,18 @@ function table(title, dt, rd, which,   l, s, r) {
 	return s
 }
 
-function end_interval(   l, k) {
+function end_interval(   l, k, x, kp) {
 	insum = 0
 	if (dt <= 0) return
+	if (live)
+		emit(table(sprintf("frlock-summary %s (%.2f s)", stime, dt), dt, reads, "i") "\n")
+	# With -v mark=FILE, the whole run starts with the first interval
+	# that ends once FILE exists (frlock-watch creates it as the load starts).
+	if (mark != "" && !marked) {
+		if ((getline x <mark) < 0) { clear_interval(); return }
+		close(mark)
+		marked = 1
+	}
 	nsum++
 	tdt += dt
 	treads += reads
@@ -301,15 +315,25 @@ function end_interval(   l, k) {
 		tretries[l] += retries[l]
 		twrites[l] += writes[l]
 		if (mx[l] > tmx[l]) tmx[l] = mx[l]
+		for (k in q) {
+			split(k, kp, SUBSEP)
+			if (kp[1] == l) {
+				tq[l, kp[2]] += q[k]
+				tqb[l] = tqb[l] " " kp[2]
+			}
+		}
 	}
-	if (live)
-		emit(table(sprintf("frlock-summary %s (%.2f s)", stime, dt), dt, reads, "i") "\n")
+	clear_interval()
+}
+
+function clear_interval(   k) {
 	for (k in q) delete q[k]
-	for (l in qb) delete qb[l]
+	for (k in qb) delete qb[k]
 }
 
 function start_interval(ns) {
 	insum = 1
+	nsum_seen = 1
 	dt = ns / 1e9
 	reads = 0
 	stime = ""
@@ -348,6 +372,7 @@ function load_summary(s,   w) {
 		} else if (d == "\n") {
 			if (insum) end_interval()
 			else if (live && have_reads) share()
+			inblock = 0
 			rreads = 0
 			rretried = 0
 			flush()
@@ -358,11 +383,16 @@ function load_summary(s,   w) {
 	} else if (t == "time") {
 		if (insum) { stime = unjson(d); sub(/\n$/, "", stime) }
 		else if (live) emit(unjson(d))
+		inblock = 1
 	} else if (t == "hist") {
-		if (live) do_hist(d)
+		if (live) { exit_heading(); do_hist(d) }
 	} else if (t == "map") {
 		if (insum) each_entry(d, "sum")
-		else if (live) {
+		else if (nsum_seen) {
+			# frlock-summary.bt: what bpftrace prints at exit, after the
+			# END block, is the zero of a cleared map
+		} else if (live) {
+			exit_heading()
 			if (d ~ /^\{"@retried_reads"/) rretried = 0
 			each_entry(d, "print")
 			if (d ~ /^\{"@retried_reads"/) share()
@@ -389,7 +419,8 @@ END {
 	if (have_reads) share()
 	if (nsum > 0 && tdt > 0) {
 		for (l in tlocks) locks[l] = 1
-		s = table(sprintf("frlock-summary over the whole run (%.1f s, %d intervals)",
+		s = table(sprintf("frlock-summary over the %s (%.1f s, %d intervals)",
+			mark != "" ? "load" : "whole run",
 			tdt, nsum), tdt, treads, "t")
 		if (final != "") { printf "%s", s >final; close(final) }
 		else emit(s)
