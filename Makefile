@@ -23,7 +23,7 @@ ACCEL ?= auto
 DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 	libelf-dev libssl-dev dwarves git python3 python3-ply python3-git \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
-	zlib1g-dev clang llvm
+	zlib1g-dev clang llvm libjs-chart.js chromium
 
 .PHONY: all deps kernel kernel-stock rootfs bpf run shell test test-host test-guest
 
