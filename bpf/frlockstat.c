@@ -295,6 +295,8 @@ int main(int argc, char **argv)
 	struct ksyms *ksyms = NULL;
 	int err;
 
+	/* Whole lines, so that NDJSON shared with another writer never tears. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	argp_err_exit_status = 2;
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
