@@ -1,0 +1,274 @@
+#!/bin/sh
+# Runs inside the guest booted on the frlock kernel: checks of the bpftrace
+# tools in bpf/ and of frlock-watch (what `make run` runs). Prints one
+# "ok - ...", "not ok - ..." or "skip - ..." line per check.
+#
+# usage: bpf.sh [all|vdso]
+# "vdso" runs only the --via vdso checks. They need a clocksource the vDSO
+# can read (tsc, kvm-clock): under TCG the kernel marks the TSC unstable and
+# picks hpet, and then the vDSO falls back to the syscall. Boot that run
+# with --append tsc=reliable; "all" skips them on such a clocksource.
+REPO=/opt/frlock
+B=$REPO/bpf
+tmp=$(mktemp -d)
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; }
+skip() { echo "skip - $*"; }
+# check DESC CMD...: run CMD quietly, print its output only on failure.
+check() {
+	desc=$1
+	shift
+	if "$@" >"$tmp/out" 2>&1; then
+		ok "$desc"
+	else
+		not_ok "$desc"
+		sed 's/^/  /' "$tmp/out" | tail -20
+	fi
+}
+# expect_fail STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stderr,
+# in one line before any usage lines.
+expect_fail() {
+	want=$1 text=$2
+	shift 2
+	"$@" >"$tmp/ef.out" 2>"$tmp/ef.err"
+	rc=$?
+	cat "$tmp/ef.err"
+	[ "$rc" -eq "$want" ] || { echo "exit status $rc, wanted $want"; return 1; }
+	head -1 "$tmp/ef.err" | grep -q -- "$text" || { echo "first line lacks '$text'"; return 1; }
+}
+
+mode=${1:-all}
+case $mode in all | vdso) ;; *) echo "usage: bpf.sh [all|vdso]" >&2; exit 2 ;; esac
+if [ ! -d /sys/kernel/tracing/events/frlock ]; then
+	skip "bpftrace tools: no frlock events (not the frlock kernel)"
+	exit 0
+fi
+clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
+
+# --- JSON helpers ----------------------------------------------------------
+
+# hist_total FILE MAP: the sum of every bucket of hist MAP, all keys.
+hist_total() {
+	grep "\"type\": \"hist\", \"data\": {\"$2\"" "$1" | grep -o '"count": [0-9]*' |
+		awk '{ s += $2 } END { print s + 0 }'
+}
+# map_total FILE MAP [KEY_ERE]: the sum of the values of MAP whose key
+# matches KEY_ERE (every key if none; a scalar map has the key "").
+map_total() {
+	grep "\"type\": \"map\", \"data\": {\"$2\"" "$1" |
+		awk -v m="$2" -v k="${3:-.*}" '{
+			d = $0; sub(/^.*"data": \{"@[^"]*": /, "", d)
+			if (d !~ /^\{/) { if ("" ~ "^(" k ")$") s += d + 0; next }
+			while (match(d, /"[^"]*": -?[0-9]+/)) {
+				p = substr(d, RSTART, RLENGTH); d = substr(d, RSTART + RLENGTH)
+				key = p; sub(/^"/, "", key); sub(/": .*$/, "", key)
+				v = p; sub(/^.*": /, "", v)
+				if (key ~ "^(" k ")$") s += v
+			}
+		} END { print s + 0 }'
+}
+# map_keys FILE MAP: the keys of MAP, one a line.
+map_keys() {
+	grep "\"data\": {\"$2\"" "$1" | grep -o '"[^"]*": [[0-9]' | sed 's/": .*//; s/^"//' |
+		grep -v '^@\|^count$\|^min$\|^max$' | sort -u
+}
+
+# run_tools SECONDS WRITES VIA TOOL...: start each bpf/frlock-TOOL.bt with
+# -f json and an interval longer than the run (so that only the print at
+# exit, after the probes are detached, counts), wait until all attached,
+# run gtod-load, stop them. Output in $tmp/TOOL.json.
+run_tools() {
+	secs=$1 writes=$2 via=$3
+	shift 3
+	pids=
+	for t in "$@"; do
+		: >"$tmp/$t.json"
+		bpftrace -f json "$B/frlock-$t.bt" 3600 >"$tmp/$t.json" 2>"$tmp/$t.err" &
+		pids="$pids $!"
+	done
+	for t in "$@"; do
+		n=0
+		while ! grep -q '"type": "printf"' "$tmp/$t.json"; do
+			n=$((n + 1))
+			[ $n -lt 900 ] || { echo "frlock-$t.bt did not start:"; cat "$tmp/$t.err"; break; }
+			sleep 0.2
+		done
+	done
+	gtod-load -t 2 -d "$secs" -w "$writes" --via "$via" -i 0 -j >"$tmp/load.json" 2>"$tmp/load.err"
+	load_rc=$?
+	for p in $pids; do kill -INT "$p"; done
+	for p in $pids; do wait "$p"; done
+}
+
+if [ "$mode" = all ]; then
+
+# --- Every script parses on this kernel ------------------------------------
+
+for f in "$B"/*.bt; do
+	# -d: parse, resolve the probes and types, generate code; attach nothing
+	check "bpftrace -d $(basename "$f") parses on the guest kernel, no warnings" \
+		sh -c "bpftrace -d '$f' >/dev/null 2>'$tmp/d.err'; rc=\$?; cat '$tmp/d.err';
+			[ \$rc -eq 0 ] && ! grep -q 'WARNING\|ERROR' '$tmp/d.err'"
+done
+
+# --- A fixed load with writer pressure --------------------------------------
+
+run_tools 5 500 syscall retries hold summary
+[ $load_rc -eq 0 ] && ok "gtod-load ran 5 s, syscall, 500 adjtimex writes/s" ||
+	{ not_ok "gtod-load ran (exit $load_rc)"; cat "$tmp/load.err"; }
+calls=$(grep -o '"total_count":[0-9]*' "$tmp/load.json" | cut -d: -f2)
+echo "  load: ${calls:-?} gettimeofday calls; $(grep -o '"write_count":[0-9]*' "$tmp/load.json")"
+
+R=$tmp/retries.json H=$tmp/hold.json S=$tmp/summary.json
+reads=$(map_total "$R" @reads)
+retried_rt=$(map_total "$R" @retried_reads 'tk_core\.lock,ktime_get_real_ts64')
+retried_all=$(map_total "$R" @retried_reads)
+retries_hist=$(hist_total "$R" @retries)
+echo "  retries: reads=$reads retried(ktime_get_real_ts64)=$retried_rt retried(all readers)=$retried_all hist=$retries_hist"
+check "retries: reads of tk_core.lock were counted ($reads)" test "$reads" -gt 0
+check "retries: the histogram of retries per read is not empty ($retries_hist)" \
+	test "$retries_hist" -gt 0
+check "retries: gettimeofday reads retried ($retried_rt in ktime_get_real_ts64)" \
+	test "$retried_rt" -gt 0
+check "retries: retried reads <= reads ($retried_rt <= $reads)" test "$retried_rt" -le "$reads"
+check "retries: histogram total == retried reads ($retries_hist == $retried_all)" \
+	test "$retries_hist" -eq "$retried_all"
+# the tool counts what gtod-load did, give or take the kernel's own reads
+# (do_adjtimex reads the time too) and the edges of the run
+check "retries: reads >= gtod-load's calls ($reads >= ${calls:-?})" \
+	test "$reads" -ge "${calls:-1}"
+
+samples=$(hist_total "$H" @hold_ns)
+writes=$(map_total "$H" @writes)
+first=$(map_total "$H" @seq_first 'tk_core\.lock')
+last=$(map_total "$H" @seq_last 'tk_core\.lock')
+tk_samples=$(grep '"type": "hist", "data": {"@hold_ns"' "$H" |
+	grep -o '"tk_core\.lock,[^"]*": \[[^]]*\]' | grep -o '"count": [0-9]*' |
+	awk '{ s += $2 } END { print s + 0 }')
+echo "  hold: samples=$samples (tk_core.lock $tk_samples), write_end events=$writes," \
+	"tk_core.lock sections $first..$last"
+map_keys "$H" @hold_ns | sed 's/^/  hold key: /'
+check "hold: the hold-time histogram is not empty ($samples)" test "$samples" -gt 0
+check "hold: the tick writes (timekeeping_advance)" \
+	grep -q '"tk_core.lock,timekeeping_advance"' "$H"
+check "hold: adjtimex writes (do_adjtimex)" grep -q '"tk_core.lock,do_adjtimex"' "$H"
+# The kernel numbers write sections (seq): every section from the first
+# sampled to the last must have given one sample.
+check "hold: samples == write sections by the kernel's seq ($tk_samples == $last - $first + 1)" \
+	test "$tk_samples" -eq $((last - first + 1))
+# write_end counted on its own: more only by the sections that ended while
+# bpftrace attached or detached its probes one by one (a few ticks).
+check "hold: write_end events counted apart, within 5% of the samples ($writes vs $samples)" \
+	test $((writes * 100)) -ge $((samples * 95)) -a $((writes * 100)) -le $((samples * 105))
+
+awk -v live=0 -f "$B/frlock-fmt.awk" "$S" >"$tmp/summary.txt"
+sed 's/^/  summary: /' "$tmp/summary.txt"
+s_reads=$(map_total "$S" @reads)
+s_writes=$(map_total "$S" @writes 'tk_core\.lock')
+s_q=$(map_total "$S" @hold_ns_q 'tk_core\.lock,[0-9]+')
+check "summary: a table row for tk_core.lock with reads/s and hold percentiles" \
+	grep -q '^tk_core.lock  *[1-9][0-9]* .* us ' "$tmp/summary.txt"
+check "summary: hold samples == write sections counted ($s_q == $s_writes)" \
+	test "$s_q" -eq "$s_writes"
+check "summary: reads agree with frlock-retries.bt's within 20% ($s_reads vs $reads)" \
+	test $((s_reads * 10)) -ge $((reads * 8)) -a $((s_reads * 10)) -le $((reads * 12))
+for t in retries hold summary; do
+	check "frlock-$t.bt: nothing on stderr" test ! -s "$tmp/$t.err"
+	[ ! -s "$tmp/$t.err" ] || sed 's/^/  /' "$tmp/$t.err"
+done
+
+fi # all
+
+# --- --via vdso: the kernel sees no gettimeofday reads ---------------------
+
+# Counted by comm, so that nothing else in the guest interferes; the same
+# probes must see the syscall load, or they prove nothing.
+vdso_probe() {
+	bpftrace -f json -e '
+		BEGIN { printf("go\n"); }
+		tracepoint:syscalls:sys_enter_gettimeofday /comm == "gtod-load"/ { @syscalls = count(); }
+		kfunc:ktime_get_real_ts64 /comm == "gtod-load"/ { @reads = count(); }
+		tracepoint:frlock:frlock_read_retry,
+		tracepoint:frlock:frlock_read_done /comm == "gtod-load"/ {
+			@read_events[ksym(args->caller)] = count(); }' \
+		>"$tmp/vdso.json" 2>"$tmp/vdso.err" &
+	p=$!
+	while ! grep -q '"go' "$tmp/vdso.json"; do kill -0 $p 2>/dev/null || break; sleep 0.2; done
+	gtod-load -t 2 -d 3 -w 0 --via "$1" -i 0 -q >"$tmp/vdso.load" 2>&1
+	kill -INT $p
+	wait $p
+}
+vdso_checks() {
+vdso_probe syscall
+sys_syscalls=$(map_total "$tmp/vdso.json" @syscalls)
+sys_reads=$(map_total "$tmp/vdso.json" @reads)
+echo "  --via syscall: $sys_syscalls gettimeofday syscalls, $sys_reads reads"
+check "--via syscall: the probes see gettimeofday syscalls and reads" \
+	test "$sys_syscalls" -gt 0 -a "$sys_reads" -gt 0
+vdso_probe vdso
+v_syscalls=$(map_total "$tmp/vdso.json" @syscalls)
+v_reads=$(map_total "$tmp/vdso.json" @reads)
+v_events=$(map_total "$tmp/vdso.json" @read_events ktime_get_real_ts64)
+# timer interrupts read the time while gtod-load runs (ktime_get, ...)
+echo "  frlock read events in gtod-load's context, by reader:" \
+	"$(grep -o '"@read_events": {[^}]*}' "$tmp/vdso.json")"
+sed 's/^/  vdso load: /' "$tmp/vdso.load"
+check "--via vdso: no gettimeofday syscall ($v_syscalls)" test "$v_syscalls" -eq 0
+check "--via vdso: no read of tk_core.lock in ktime_get_real_ts64 ($v_reads)" test "$v_reads" -eq 0
+check "--via vdso: no frlock read event from ktime_get_real_ts64 ($v_events)" test "$v_events" -eq 0
+check "--via vdso: gtod-load says the kernel sees no reads" grep -qi 'vdso' "$tmp/vdso.load"
+}
+case $clocksource in
+tsc | kvm-clock) vdso_checks ;;
+*)
+	if [ "$mode" = vdso ]; then
+		not_ok "--via vdso: clocksource $clocksource, which the vDSO cannot read (boot with tsc=reliable)"
+	else
+		skip "--via vdso: clocksource $clocksource, which the vDSO cannot read: it falls back to the syscall (run bpf.sh vdso on a guest booted with tsc=reliable)"
+	fi
+	check "frlock-watch --via vdso warns that clocksource $clocksource sends vDSO reads to the kernel" \
+		sh -c "'$B/frlock-watch' -d 1 -t 1 -w 0 --tool hold --via vdso -o '$tmp/w2' 2>&1 |
+			grep -q 'clocksource $clocksource'"
+	;;
+esac
+
+[ "$mode" = all ] || { rm -rf "$tmp"; exit 0; }
+
+# --- frlock-watch, what make run runs ----------------------------------------
+
+watch_run() {
+	"$B/frlock-watch" -d 4 -t 2 -w 200 -i 1 --tool all -o "$tmp/watch" >"$tmp/watch.out" 2>&1
+}
+if watch_run; then ok "frlock-watch --tool all ran"; else not_ok "frlock-watch --tool all ran"; fi
+tail -8 "$tmp/watch.out" | sed 's/^/  watch: /'
+check "frlock-watch: live retry and hold histograms" \
+	sh -c "grep -q '^@retries\[tk_core.lock\]: ' '$tmp/watch.out' &&
+		grep -q '^@hold_ns\[tk_core.lock, timekeeping_advance\]: ' '$tmp/watch.out' &&
+		grep -q '^\[1\] ' '$tmp/watch.out'"
+check "frlock-watch: the share of reads with no retry" \
+	grep -q 'reads by ktime_get_real_ts64, [0-9]* retried: [0-9.]*% needed no retry' "$tmp/watch.out"
+check "frlock-watch: gtod-load's figures, then the summary table over the load" \
+	sh -c "grep -q '^gtod-load: 2 threads via syscall' '$tmp/watch.out' &&
+		grep -q '^frlock-summary over the load' '$tmp/watch.out'"
+check "frlock-watch: NDJSON of every tool and of gtod-load in the results folder" \
+	sh -c "cd '$tmp/watch' && test -s retries.ndjson -a -s hold.ndjson -a -s summary.ndjson \
+		-a -s gtod-load.ndjson -a -s run.txt && grep -q '\"type\":\"load_summary\"' gtod-load.ndjson"
+
+# --- Wrong knobs -------------------------------------------------------------
+
+check "gtod-load -t 0 is refused (exit 2)" expect_fail 2 "gtod-load: invalid" gtod-load -t 0
+check "gtod-load -d 0 is refused (exit 2)" expect_fail 2 "gtod-load: invalid" gtod-load -d 0
+check "gtod-load --via foo is refused (exit 2)" expect_fail 2 "gtod-load: unknown" gtod-load --via foo
+check "gtod-load -w -5 is refused (exit 2)" expect_fail 2 "gtod-load: invalid" gtod-load -w -5
+check "gtod-load --bogus is refused (exit 2)" expect_fail 2 "gtod-load: unknown option" gtod-load --bogus
+check "frlock-watch --tool x is refused (exit 2)" expect_fail 2 "frlock-watch: --tool wants" \
+	"$B/frlock-watch" --tool x
+check "frlock-watch -i 0 is refused (exit 2)" expect_fail 2 "frlock-watch: -i wants" \
+	"$B/frlock-watch" -i 0
+check "frlock-watch --via foo is refused (exit 2)" expect_fail 2 "frlock-watch: --via wants" \
+	"$B/frlock-watch" --via foo
+check "frlock-live foo is refused (exit 2)" expect_fail 2 "usage: frlock-live" "$B/frlock-live" foo
+
+rm -rf "$tmp"
+exit 0
