@@ -12,7 +12,7 @@ check "libbpf tools build against the frlock kernel's BTF" \
 # frlockstat, and the kernel's time semantics.
 guest_log=$logs/guest-frlock-kernel.out
 "$run_guest" --kernel "$kernel" --timeout 600 --exec \
-	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./timekeeping.sh' \
+	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./bpf.sh; ./timekeeping.sh' \
 	>"$guest_log" 2>"$logs/guest-frlock-kernel.err"
 rc=$?
 relay <"$guest_log"
@@ -22,6 +22,15 @@ else
 	not_ok "guest on the frlock kernel exited $rc (log: $logs/guest-frlock-kernel.err)"
 	tail -5 "$logs/guest-frlock-kernel.err" | sed 's/^/#   /'
 fi
+
+# gettimeofday through the vDSO never reaches the kernel's frlock. Under
+# TCG the vDSO needs tsc=reliable to read the clock itself.
+"$run_guest" --kernel "$kernel" --append tsc=reliable --exec \
+	'/opt/frlock/tests/guest/bpf.sh vdso' \
+	>"$logs/guest-vdso.out" 2>"$logs/guest-vdso.err"
+rc=$?
+relay <"$logs/guest-vdso.out"
+[ $rc -eq 0 ] || not_ok "guest for the vDSO checks exited $rc (log: $logs/guest-vdso.err)"
 
 # Suspend and resume through pm_test, last and in a guest of its own: the
 # 9p share (virtio-9p has no suspend support) is dead after the resume, so
