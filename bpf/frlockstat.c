@@ -331,10 +331,10 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
-	if (!env.json)
-		printf("Tracing frlock%s%s... Hit Ctrl-C to end.\n\n",
-		       env.name ? " " : "s", env.name ? env.name : "");
-	fflush(stdout);
+	/* With -j the banner goes to stderr: it tells a script we are attached. */
+	fprintf(env.json ? stderr : stdout, "Tracing frlock%s%s... Hit Ctrl-C to end.\n%s",
+		env.name ? " " : "s", env.name ? env.name : "", env.json ? "" : "\n");
+	fflush(env.json ? stderr : stdout);
 
 	while (!exiting) {
 		sleep(env.interval);

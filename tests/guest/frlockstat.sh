@@ -22,14 +22,19 @@ fi
 for mode in tp_btf raw_tp; do
 	opt=
 	[ $mode = raw_tp ] && opt=-r
-	# The load outlasts frlockstat's start (BTF, verifier) and its one 4 s
-	# interval; 1000 adjtimex writes/s keep retries frequent even on a slow
-	# host.
-	gtod-load -t 2 -d 8 -w 1000 -i 0 >/dev/null 2>&1 &
+	# frlockstat's start (BTF, verifier) takes seconds under TCG: start the
+	# load only once it is attached, and let the load fill its interval.
 	# shellcheck disable=SC2086
-	"$F" $opt -j -c 4 1 >"$tmp/$mode.json" 2>"$tmp/$mode.err"
+	"$F" $opt -j -c 6 1 >"$tmp/$mode.json" 2>"$tmp/$mode.err" &
+	stat=$!
+	n=0
+	while ! grep -q '^Tracing' "$tmp/$mode.err" && kill -0 $stat 2>/dev/null && [ $n -lt 600 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	gtod-load -t 2 -d 5 -w 1000 -i 0 >/dev/null 2>&1
+	wait $stat
 	rc=$?
-	wait
 	grep '"lock":"tk_core.lock"' "$tmp/$mode.json" | grep '"type":"frlockstat"' >"$tmp/$mode.tk"
 	head -c 600 "$tmp/$mode.tk" | sed "s/^/  $mode: /"
 	echo
