@@ -4,21 +4,7 @@
 T=/sys/kernel/tracing
 E=$T/events/frlock
 REPO=/opt/frlock
-tmp=$(mktemp -d)
-
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; }
-# check DESC CMD...: run CMD quietly, print its output only on failure.
-check() {
-	desc=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/  /' "$tmp/out" | tail -20
-	fi
-}
+. "$(dirname "$0")/lib.sh"
 
 # --- The events and their format ------------------------------------------
 

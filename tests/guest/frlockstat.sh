@@ -2,15 +2,8 @@
 # Runs inside the guest on the frlock kernel: frlockstat under a
 # gettimeofday syscall load with adjtimex writers. One ok/not ok line each.
 F=/opt/frlock/bpf/.output/frlockstat
-tmp=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; }
-check() {
-	desc=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then ok "$desc"; else not_ok "$desc"; sed 's/^/  /' "$tmp/out" | tail -20; fi
-}
 # field NAME FILE: the first numeric value of "NAME": in an NDJSON file.
 field() { sed -n "s/.*\"$1\":\\([0-9]*\\).*/\\1/p" "$2" | head -1; }
 
