@@ -22,7 +22,8 @@
 
 BEGIN {
 	if (live == "") live = 1
-	# The reader whose reads frlock-retries.bt and frlock-summary.bt count.
+	# The reader behind the syscalls that frlock-retries.bt and
+	# frlock-summary.bt count (gettimeofday, clock_gettime(CLOCK_REALTIME)).
 	RDR = "ktime_get_real_ts64"
 	RDR_KEY = "tk_core.lock," RDR
 	out = ""
@@ -228,12 +229,12 @@ function entry(mode, name, key, val,   k, lock, b) {
 function share() {
 	have_reads = 0
 	if (rreads == 0)
-		emit("tk_core.lock: no reads by " RDR " (no load yet, or only vDSO reads)\n\n")
+		emit("tk_core.lock: no gettimeofday syscall (no load yet, or vDSO reads only)\n\n")
 	else if (rretried > rreads)
-		emit(sprintf("tk_core.lock: %d reads by %s, %d retried\n\n", rreads, RDR, rretried))
+		emit(sprintf("tk_core.lock: %d gettimeofday reads, %d retried in %s\n\n", rreads, rretried, RDR))
 	else
-		emit(sprintf("tk_core.lock: %d reads by %s, %d retried: %.3f%% needed no retry\n\n",
-			rreads, RDR, rretried, 100 - 100 * rretried / rreads))
+		emit(sprintf("tk_core.lock: %d gettimeofday reads, %d retried: %.3f%% needed no retry\n\n",
+			rreads, rretried, 100 - 100 * rretried / rreads))
 }
 
 # --- frlock-summary --------------------------------------------------------
