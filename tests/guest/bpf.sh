@@ -167,16 +167,19 @@ check "hold: >= 95% of the kernel's write sections seen beside the other tools (
 check "hold: write_end events counted apart, within 5% of the samples ($writes vs $samples)" \
 	test $((writes * 100)) -ge $((samples * 95)) -a $((writes * 100)) -le $((samples * 105))
 
-# frlock-hold.bt alone: every write section from the first sampled to the
-# last gives one sample.
+# frlock-hold.bt alone: the write sections from the first sampled to the
+# last give one sample each, but for the rare tick that lands while an
+# adjtimex section's probe runs on that CPU: the kernel then skips the
+# nested BPF program, and that section is unseen (one in 6198, seen once).
 run_tools 4 500 syscall hold
 samples=$(grep '"type": "hist", "data": {"@hold_ns"' "$H" |
 	grep -o '"tk_core\.lock,[^"]*": \[[^]]*\]' | grep -o '"count": [0-9]*' |
 	awk '{ s += $2 } END { print s + 0 }')
 first=$(map_total "$H" @seq_first 'tk_core\.lock')
 last=$(map_total "$H" @seq_last 'tk_core\.lock')
-check "hold alone: samples == write sections by the kernel's seq ($samples == $last - $first + 1)" \
-	test "$samples" -gt 0 -a "$samples" -eq $((last - first + 1))
+check "hold alone: samples are >= 99% of write sections by the kernel's seq ($samples of $last - $first + 1)" \
+	test "$samples" -gt 0 -a "$samples" -le $((last - first + 1)) -a \
+	     $((samples * 100)) -ge $(((last - first + 1) * 99))
 
 awk -v live=0 -f "$B/frlock-fmt.awk" "$S" >"$tmp/summary.txt"
 sed 's/^/  summary: /' "$tmp/summary.txt"
