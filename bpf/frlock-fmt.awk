@@ -26,6 +26,8 @@ BEGIN {
 	# frlock-summary.bt count (gettimeofday, clock_gettime(CLOCK_REALTIME)).
 	RDR = "ktime_get_real_ts64"
 	RDR_KEY = "tk_core.lock," RDR
+	# Maps that are not counts: shown as they are, not as growth.
+	NODELTA = "^@(seq_first|seq_last|hold_ns_max|hold_ns_max_run)$"
 	out = ""
 	nsum = 0
 	insum = 0
@@ -114,7 +116,9 @@ function bound(n,   u, i, m) {
 	return n (i > 0 ? u[i] : "")
 }
 
-function draw_hist(name, key, list,   n, lo, hi, cnt, i, max, bar, w, b) {
+# Draws the growth of hist NAME[KEY] since its last print: the tools print
+# totals and never clear (see frlock-retries.bt). Nothing if it did not grow.
+function draw_hist(name, key, list,   n, lo, hi, cnt, i, max, bar, w, b, id, first, last) {
 	n = 0
 	max = 0
 	while (match(list, /"min": ?-?[0-9]+, ?"max": ?-?[0-9]+, ?"count": ?[0-9]+/)) {
@@ -123,11 +127,16 @@ function draw_hist(name, key, list,   n, lo, hi, cnt, i, max, bar, w, b) {
 		n++
 		lo[n] = num(b, "min")
 		hi[n] = num(b, "max")
-		cnt[n] = num(b, "count")
-		if (cnt[n] + 0 > max) max = cnt[n] + 0
+		id = name SUBSEP key SUBSEP lo[n]
+		cnt[n] = num(b, "count") - prev[id]
+		prev[id] = num(b, "count")
+		if (cnt[n] > max) max = cnt[n]
 	}
+	first = 0
+	for (i = 1; i <= n; i++) if (cnt[i] > 0) { if (!first) first = i; last = i }
+	if (!first) return
 	emit(name (key == "" ? "" : "[" key "]") ": \n")
-	for (i = 1; i <= n; i++) {
+	for (i = first; i <= last; i++) {
 		if (lo[i] == hi[i]) b = "[" bound(lo[i]) "]"
 		else b = "[" bound(lo[i]) ", " bound(hi[i] + 1) ")"
 		w = max > 0 ? int(cnt[i] * 52 / max) : 0
@@ -160,7 +169,11 @@ function do_hist(d,   name, rest, key, list) {
 # --- map -------------------------------------------------------------------
 
 # Calls back store(name, key, value) for each entry; key "" if unkeyed.
-function each_entry(d, mode,   name, rest, pair, key, val, n) {
+# Calls entry(mode, name, key, value) for each entry of a map record, key
+# "" if unkeyed. Counts are the growth since the last print (the tools print
+# totals); min and max maps (NODELTA) are passed as they are. Keys that
+# print alike (two call sites in one function) are added up first.
+function each_entry(d, mode,   name, rest, pair, key, val, n, i, order, v, id) {
 	match(d, /"@[^"]*"/)
 	name = substr(d, RSTART + 1, RLENGTH - 2)
 	rest = substr(d, RSTART + RLENGTH)
@@ -169,20 +182,36 @@ function each_entry(d, mode,   name, rest, pair, key, val, n) {
 	if (substr(rest, 1, 1) != "{") {
 		val = rest
 		sub(/}.*$/, "", val)
-		entry(mode, name, "", val + 0)
-		return 1
+		n = 1
+		order[1] = ""
+		v[""] = val + 0
+	} else {
+		while (match(rest, /"[^"]*": ?-?[0-9]+/)) {
+			pair = substr(rest, RSTART, RLENGTH)
+			rest = substr(rest, RSTART + RLENGTH)
+			match(pair, /^"[^"]*"/)
+			key = substr(pair, 2, RLENGTH - 2)
+			val = substr(pair, RLENGTH + 1)
+			sub(/^: ?/, "", val)
+			if (!(key in v)) order[++n] = key
+			v[key] += val
+		}
 	}
-	while (match(rest, /"[^"]*": ?-?[0-9]+/)) {
-		pair = substr(rest, RSTART, RLENGTH)
-		rest = substr(rest, RSTART + RLENGTH)
-		match(pair, /^"[^"]*"/)
-		key = substr(pair, 2, RLENGTH - 2)
-		val = substr(pair, RLENGTH + 1)
-		sub(/^: ?/, "", val)
-		entry(mode, name, key, val + 0)
-		n++
+	shown = 0
+	for (i = 1; i <= n; i++) {
+		key = order[i]
+		val = v[key]
+		if (name !~ NODELTA) {
+			id = name SUBSEP key
+			val = v[key] - prev[id]
+			prev[id] = v[key]
+			# a keyed count that did not grow is left out
+			if (mode == "print" && key != "" && val == 0) continue
+		}
+		entry(mode, name, key, val)
+		if (key != "") shown++
 	}
-	if (mode == "print" && n > 0) emit("\n")
+	if (mode == "print" && shown > 0) emit("\n")
 	return n
 }
 
@@ -221,6 +250,7 @@ function entry(mode, name, key, val,   k, lock, b) {
 	if (name == "@retries") retries[key] += val
 	else if (name == "@writes") writes[key] += val
 	else if (name == "@hold_ns_max") { if (val > mx[key]) mx[key] = val }
+	else if (name == "@hold_ns_max_run") { if (val > runmx[key]) runmx[key] = val }
 }
 
 # --- frlock-retries --------------------------------------------------------
@@ -298,6 +328,13 @@ function table(title, dt, rd, which,   l, s, r) {
 function end_interval(   l, k, x, kp) {
 	insum = 0
 	if (dt <= 0) return
+	# @hold_ns_max is cleared every interval, and so may miss a section
+	# that ended between its print and its clear: the highest bucket that
+	# grew is a floor.
+	for (k in q) {
+		split(k, kp, SUBSEP)
+		if (q[k] > 0 && kp[2] + 0 > mx[kp[1]]) mx[kp[1]] = kp[2] + 0
+	}
 	if (live)
 		emit(table(sprintf("frlock-summary %s (%.2f s)", stime, dt), dt, reads, "i") "\n")
 	# With -v mark=FILE, the whole run starts with the first interval
@@ -420,6 +457,8 @@ END {
 	if (have_reads) share()
 	if (nsum > 0 && tdt > 0) {
 		for (l in tlocks) locks[l] = 1
+		# without a mark the whole run is the tool's: its exact maximum
+		if (mark == "") for (l in runmx) tmx[l] = runmx[l]
 		s = table(sprintf("frlock-summary over the %s (%.1f s, %d intervals)",
 			mark != "" ? "load" : "whole run",
 			tdt, nsum), tdt, treads, "t")

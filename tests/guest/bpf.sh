@@ -219,6 +219,21 @@ stop_under_load() {
 }
 check "the tools stop on Ctrl-C while the load runs, and the load completes" stop_under_load
 
+# frlock-live passes kill -TERM (and Ctrl-C) on to bpftrace, and the
+# formatter prints the last interval and the table over the whole run.
+live_stops() {
+	"$B/frlock-live" summary >"$tmp/live.out" 2>&1 &
+	p=$!
+	while ! grep -q '^Tracing' "$tmp/live.out"; do kill -0 $p 2>/dev/null || return 1; sleep 0.2; done
+	gtod-load -t 2 -d 3 -w 200 -i 0 -q >/dev/null 2>&1
+	kill -TERM $p
+	wait $p || return 1
+	cat "$tmp/live.out"
+	grep -q '^frlock-summary over the whole run' "$tmp/live.out" &&
+		grep -q '^tk_core.lock  *[1-9][0-9]* ' "$tmp/live.out"
+}
+check "frlock-live summary: stops on kill -TERM, with the whole-run table" live_stops
+
 fi # all
 
 # --- --via vdso: the kernel sees no gettimeofday reads ---------------------
