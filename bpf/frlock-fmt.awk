@@ -4,9 +4,18 @@
 # usage: bpftrace -f json TOOL.bt | awk -f frlock-fmt.awk [-v live=0]
 #        gtod-load -j ... | awk -f frlock-fmt.awk
 #
+# The tools of this folder print totals since they started and never clear
+# their maps (clearing lost events: see frlock-retries.bt), so what is drawn
+# is the growth since the previous print of the same map, i.e. one interval:
 # - printf and time records are printed as they are;
-# - hist records are drawn as bpftrace draws them in text mode;
-# - map and stats records are printed as "@name[key]: value";
+# - hist records are drawn as bpftrace draws them in text mode, buckets and
+#   keys that did not grow left out;
+# - map and stats records are printed as "@name[key]: value", min and max
+#   maps (@seq_first, @seq_last, @hold_ns_max*) as they are;
+# - after frlock-retries.bt's @retried_reads, a line with the share of
+#   gettimeofday reads that needed no retry (bpftrace cannot divide counts);
+# - maps printed outside an interval are bpftrace's print at exit: they
+#   are shown as the last, partial interval;
 # - frlock-summary.bt's intervals (a printf "frlock-summary: interval_ns=N",
 #   then its maps, then a printf "\n") become one table per interval: reads/s,
 #   retried share, retries/s, writes/s, hold p50/p99/max per lock; at the end
