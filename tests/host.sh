@@ -63,7 +63,8 @@ checkpatch_clean() {
 kernel_doc_clean() {
 	local f out
 	for f in include/linux/frlock.h include/trace/events/frlock.h \
-		 kernel/locking/frlock.c kernel/locking/frlock_kunit.c; do
+		 kernel/locking/frlock.c kernel/locking/frlock_kunit.c \
+		 kernel/locking/frlock_bench.c; do
 		out=$("$applied/scripts/kernel-doc" -none "$applied/$f" 2>&1)
 		[ -z "$out" ] || { echo "$out"; return 1; }
 	done
@@ -112,7 +113,7 @@ done
 
 config_has() {
 	local c
-	for c in CONFIG_FRLOCK_KUNIT_TEST=m CONFIG_DEBUG_INFO_BTF=y \
+	for c in CONFIG_FRLOCK_KUNIT_TEST=m CONFIG_FRLOCK_BENCH=m CONFIG_DEBUG_INFO_BTF=y \
 		 CONFIG_HIST_TRIGGERS=y CONFIG_BPF_SYSCALL=y CONFIG_KUNIT=y; do
 		grep -qxF "$c" "$kernel/config" || { echo "missing $c"; return 1; }
 	done
