@@ -2,9 +2,12 @@
 # booted in QEMU and traced from inside the guest.
 #
 #   make test     install what is missing, build, boot, run every check
+#   make test-long  make test, then the checker kernels and a long torture run
+#   make bench    measure frlock against rwlock, seqlock and the stock kernel
 #   make run      boot the guest and show frlock's tracepoints under load
 #   make shell    an interactive shell in the guest
-#   make kernel   build (or reuse) the frlock kernel; kernel-stock: without it
+#   make kernel   build (or reuse) the frlock kernel; kernel-stock: without it,
+#                 kernel-lockdep, kernel-kcsan: with the kernel's checkers
 #   make rootfs   build (or reuse) the guest's initramfs
 #   make bpf      build the libbpf tools (frlockstat) against the frlock kernel
 #   make deps     install the Debian packages the project needs
@@ -25,7 +28,8 @@ DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
 	zlib1g-dev clang llvm libjs-chart.js chromium
 
-.PHONY: all deps kernel kernel-stock rootfs bpf run shell test test-host test-guest
+.PHONY: all deps kernel kernel-stock kernel-lockdep kernel-kcsan rootfs bpf run shell \
+	test test-host test-guest test-long bench
 
 all: kernel rootfs bpf
 
@@ -47,6 +51,12 @@ kernel: deps
 
 kernel-stock: deps
 	kernel/build --variant stock
+
+kernel-lockdep: deps
+	kernel/build --variant lockdep
+
+kernel-kcsan: deps
+	kernel/build --variant kcsan
 
 rootfs: deps
 	guest-rootfs/mkrootfs
@@ -79,3 +89,14 @@ test-host: deps
 
 test-guest: deps
 	tests/run --guest-only
+
+# The checker kernels (built if missing) and TORTURE_S seconds of stress.
+TORTURE_S ?= 300
+test-long: deps
+	tests/run --long '$(subst ','\'',$(TORTURE_S))'
+
+# make bench [RUNS=n] [SECS=s]: bench/run checks its arguments itself.
+RUNS ?= 5
+SECS ?= 5
+bench: deps
+	bench/run --runs '$(subst ','\'',$(RUNS))' --seconds '$(subst ','\'',$(SECS))'

@@ -1,0 +1,110 @@
+#!/bin/sh
+# The guest side of `make bench`: runs one part of the benchmark on the
+# booted kernel and prints one "bench KIND key=value..." line per figure,
+# which bench/report turns into the table and the JSON.
+#
+# usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS	frlock_bench: read, lockout, write
+#        guest.sh gtod KERNEL SECONDS RUN		gettimeofday(2) calls/s, 2 threads
+#        guest.sh tracing SECONDS REPEATS		the same with each tracer attached
+here=$(cd "$(dirname "$0")" && pwd)
+top=${here%/bench}
+tmp=$(mktemp -d /tmp/bench.XXXXXX)
+pids=
+trap 'for p in $pids; do kill -INT $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
+usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS | gtod KERNEL SECONDS RUN | tracing SECONDS REPEATS" >&2; exit 2; }
+die() { echo "guest.sh: $*" >&2; exit 1; }
+num() { case $1 in '' | *[!0-9]*) usage ;; esac; }
+
+# modprobe frlock_bench PARAMS...: the module's result lines, as bench lines.
+frlock_bench() {
+	dmesg -c >/dev/null
+	modprobe frlock_bench "$@" 2>"$tmp/modprobe.err" ||
+		die "modprobe frlock_bench $*: $(cat "$tmp/modprobe.err"; dmesg | grep frlock_bench | tail -1)"
+	rmmod frlock_bench
+	dmesg | sed -n 's/.*frlock_bench: \(read\|lockout\|write\) /bench \1 /p' | sed "s/\$/ $EXTRA/"
+}
+
+# gtod_rate SECONDS: total gettimeofday(2) calls per second on 2 threads.
+gtod_rate() {
+	gtod-load -t 2 -d "$1" -j -q >"$tmp/load.json" ||
+		die "gtod-load failed"
+	sed -n 's/.*"type":"load_summary".*"total":\([0-9.]*\).*/\1/p' "$tmp/load.json"
+}
+
+# attach TOOL: start a tracer and wait until its probes are in place.
+attach() {
+	case $1 in
+	bpftrace)
+		bpftrace "$top/bpf/frlock-summary.bt" 1 >"$tmp/tool.out" 2>&1 &
+		pattern='^Attaching' ;;
+	frlockstat)
+		"$top/bpf/.output/frlockstat" -j 1 >"$tmp/tool.out" 2>&1 &
+		pattern='^Tracing' ;;
+	esac
+	tool=$!
+	pids="$pids $tool"
+	n=0
+	while ! grep -q "$pattern" "$tmp/tool.out"; do
+		kill -0 $tool 2>/dev/null || die "$1 did not start: $(tail -1 "$tmp/tool.out")"
+		n=$((n + 1))
+		[ $n -lt 600 ] || die "$1 did not attach within 60 s"
+		sleep 0.1
+	done
+	# bpftrace prints "Attaching" before the last probe is in: settle.
+	sleep 1
+}
+
+detach() {
+	kill -INT $tool 2>/dev/null
+	wait $tool 2>/dev/null
+	pids=
+}
+
+case ${1:-} in
+locks)
+	[ $# -eq 4 ] || usage
+	num "$2"; num "$3"; num "$4"
+	for r in 1 2; do
+		EXTRA= frlock_bench test=read readers=$r loops="$2" rounds="$3"
+	done
+	for r in 0 1 2; do
+		EXTRA= frlock_bench test=lockout readers=$r duration_ms="$4"
+	done
+	# Write sections, events off and on, interleaved: the difference is
+	# the price of two tracepoint hits.
+	for rep in 1 2; do
+		EXTRA="events=off rep=$rep" frlock_bench test=write loops="$2" rounds=1
+		echo 1 >/sys/kernel/tracing/events/frlock/enable
+		EXTRA="events=ftrace rep=$rep" frlock_bench test=write loops="$2" rounds=1
+		echo 0 >/sys/kernel/tracing/events/frlock/enable
+		echo >/sys/kernel/tracing/trace
+		attach frlockstat
+		EXTRA="events=frlockstat rep=$rep" frlock_bench test=write loops="$2" rounds=1
+		detach
+		attach bpftrace
+		EXTRA="events=bpftrace rep=$rep" frlock_bench test=write loops="$2" rounds=1
+		detach
+	done
+	;;
+gtod)
+	[ $# -eq 4 ] || usage
+	num "$3"; num "$4"
+	echo "bench gtod kernel=$2 run=$4 calls_per_s=$(gtod_rate "$3")"
+	;;
+tracing)
+	[ $# -eq 3 ] || usage
+	num "$2"; num "$3"
+	rep=1
+	while [ $rep -le "$3" ]; do
+		echo "bench tracing tool=none rep=$rep calls_per_s=$(gtod_rate "$2")"
+		attach bpftrace
+		echo "bench tracing tool=bpftrace rep=$rep calls_per_s=$(gtod_rate "$2")"
+		detach
+		attach frlockstat
+		echo "bench tracing tool=frlockstat rep=$rep calls_per_s=$(gtod_rate "$2")"
+		detach
+		rep=$((rep + 1))
+	done
+	;;
+*) usage ;;
+esac

@@ -1,0 +1,35 @@
+#!/bin/sh
+# The checks a checker kernel (lockdep, KCSAN) runs: the KUnit suite, then
+# the main job's load (gettimeofday(2) on every CPU with adjtimex writers)
+# with a bpftrace tool attached. The host reads the console for reports.
+#
+# usage: checker-load.sh SECONDS
+. "$(dirname "$0")/lib.sh"
+case ${1:-} in '' | *[!0-9]*) echo "usage: checker-load.sh SECONDS" >&2; exit 2 ;; esac
+results=/sys/kernel/debug/kunit/frlock/results
+
+modprobe frlock_kunit 2>"$tmp/modprobe.err"
+if [ -r "$results" ] && grep -q '^ *ok [0-9]* frlock$' "$results"; then
+	ok "KUnit frlock suite passed"
+else
+	not_ok "KUnit frlock suite passed ($(cat "$tmp/modprobe.err"; grep -m3 'not ok' "$results" 2>/dev/null | tr '\n' ' '))"
+fi
+rmmod frlock_kunit 2>/dev/null
+
+bpftrace /opt/frlock/bpf/frlock-summary.bt 5 >"$tmp/bt.out" 2>&1 &
+bt=$!
+n=0
+while ! grep -q '^Attaching' "$tmp/bt.out" && kill -0 $bt 2>/dev/null && [ $n -lt 1200 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+sleep 1
+gtod-load -t 2 -d "$1" -w 200 -i 0 >"$tmp/load.out" 2>&1
+load_rc=$?
+kill -INT $bt 2>/dev/null
+wait $bt
+bt_rc=$?
+[ $load_rc -eq 0 ] && ok "gettimeofday load with adjtimex writers ran $1 s ($(tail -1 "$tmp/load.out"))" ||
+	not_ok "gettimeofday load ran (exit $load_rc: $(tail -2 "$tmp/load.out"))"
+grep -q 'tk_core' "$tmp/bt.out" && ok "frlock-summary.bt traced tk_core.lock under the load" ||
+	not_ok "frlock-summary.bt traced tk_core.lock (exit $bt_rc: $(tail -2 "$tmp/bt.out"))"

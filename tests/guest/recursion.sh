@@ -1,0 +1,45 @@
+#!/bin/sh
+# Recursion safety: BPF programs that read the time through bpftrace's
+# nsecs, elapsed, time() and strftime(), attached to the frlock writer
+# tracepoints and inside tk_core.lock's write section, under gettimeofday
+# load with adjtimex writers. The guest must neither hang (run-guest's
+# timeout would end it) nor warn.
+#
+# usage: recursion.sh [SECONDS]
+. "$(dirname "$0")/lib.sh"
+secs=${1:-10}
+case $secs in '' | *[!0-9]*) echo "usage: recursion.sh [SECONDS]" >&2; exit 2 ;; esac
+
+dmesg -c >/dev/null
+bpftrace "$(dirname "$0")/recursion.bt" >"$tmp/bt.out" 2>&1 &
+bt=$!
+n=0
+while ! grep -q '^Attaching' "$tmp/bt.out" && kill -0 $bt 2>/dev/null && [ $n -lt 1200 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+sleep 1
+gtod-load -t 2 -d "$secs" -w 500 -i 0 >"$tmp/load.out" 2>&1
+load_rc=$?
+kill -INT $bt 2>/dev/null
+wait $bt
+bt_rc=$?
+sed 's/^/  recursion: /' "$tmp/bt.out" | tail -8
+
+[ $load_rc -eq 0 ] && ok "recursion: gettimeofday load with 500 adjtimex writes/s completed under the probes" ||
+	not_ok "recursion: load completed (exit $load_rc: $(tail -1 "$tmp/load.out"))"
+[ $bt_rc -eq 0 ] || [ $bt_rc -eq 130 ] && ok "recursion: bpftrace ended cleanly on SIGINT" ||
+	not_ok "recursion: bpftrace ended cleanly (exit $bt_rc)"
+for p in tracepoint:frlock:frlock_write_begin tracepoint:frlock:frlock_write_end kprobe:update_vsyscall; do
+	hits=$(sed -n "s/^@hits\[$p\]: \([0-9]*\)$/\1/p" "$tmp/bt.out")
+	[ -n "$hits" ] && [ "$hits" -gt 0 ] && ok "recursion: $p fired $hits times, reading the time each" ||
+		not_ok "recursion: $p fired (${hits:-no count})"
+done
+grep -q '[0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] ' "$tmp/bt.out" &&
+	ok "recursion: time() and strftime() printed from the probes" ||
+	not_ok "recursion: time() and strftime() printed from the probes"
+if dmesg | grep -E 'frlock: .*inside its own write section|WARNING:|BUG:|rcu.*stall' >"$tmp/warn"; then
+	not_ok "recursion: no kernel warning ($(head -1 "$tmp/warn"))"
+else
+	ok "recursion: no kernel warning, no RCU stall"
+fi
