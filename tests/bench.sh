@@ -1,0 +1,45 @@
+# make bench at tiny sizes: it runs end to end and its report has every
+# part. Figures at these sizes mean nothing; make bench measures. Sourced
+# by tests/run.
+
+bench_out=$logs/bench-smoke
+bench_args=(--smoke --out "$bench_out")
+if ! "$top/kernel/build" --variant stock --cached-only --quiet >/dev/null 2>&1; then
+	bench_args+=(--no-stock)
+	skip "bench smoke: gettimeofday frlock/stock (stock kernel not built: make kernel-stock)"
+fi
+check "bench smoke: bench/run --smoke completes" \
+	"$top/bench/run" "${bench_args[@]}"
+
+bench_complete() {
+	python3 - "$bench_out/bench.json" "${bench_args[*]}" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+want_stock = "--no-stock" not in sys.argv[2]
+problems = []
+for readers in ("1", "2"):
+    v = r["read"].get(readers)
+    if not v or not all(v["ns_per_read"][k] > 0 for k in ("rwlock", "frlock", "seqlock")):
+        problems.append(f"read cost for {readers} readers")
+for lock in ("rwlock", "frlock", "seqlock"):
+    got = sorted(r["lockout"].get(lock, {}))
+    if got != ["0", "1", "2"]:
+        problems.append(f"lockout {lock}: readers {got}")
+for mode in ("ftrace", "frlockstat", "bpftrace"):
+    if mode not in r["write"]:
+        problems.append(f"tracepoint cost with {mode}")
+for tool in ("bpftrace/none", "frlockstat/none"):
+    if tool not in r["tracing"]:
+        problems.append(f"gettimeofday with {tool}")
+if want_stock and not r["gtod"]:
+    problems.append("gettimeofday frlock/stock")
+if len(r["goals"]) < (5 if want_stock else 3):
+    problems.append(f"only {len(r['goals'])} goals judged")
+print("\n".join(problems) or "every part present")
+sys.exit(1 if problems else 0)
+PY
+}
+check "bench smoke: report has read cost, lockout, tracepoint cost, tracer overhead and goals" \
+	bench_complete
+check "bench smoke: results folder complete, no .partial left" \
+	bash -c "test -s '$bench_out/bench.txt' && test ! -e '$bench_out.partial'"
