@@ -230,6 +230,42 @@ static void clear_map(int fd, size_t key_size)
 	}
 }
 
+/*
+ * A caller may lie in a module loaded after we started (the KUnit suite's
+ * writers and readers do), and a kallsyms snapshot taken before it would
+ * name the last symbol below it, whatever that is. Reread /proc/kallsyms
+ * when the list of modules has changed since the last snapshot.
+ */
+static struct ksyms *ksyms_refresh(struct ksyms *ksyms)
+{
+	static char *modules;
+	char *now = NULL;
+	size_t len = 0;
+	FILE *f, *m;
+	int c;
+
+	m = open_memstream(&now, &len);
+	f = fopen("/proc/modules", "r");
+	if (m && f)
+		while ((c = fgetc(f)) != EOF)
+			fputc(c, m);
+	if (f)
+		fclose(f);
+	if (m)
+		fclose(m);
+	if (ksyms && now && modules && !strcmp(now, modules)) {
+		free(now);
+		return ksyms;
+	}
+	free(modules);
+	modules = now;
+	ksyms__free(ksyms);
+	ksyms = ksyms__load();
+	if (!ksyms)
+		fprintf(stderr, "frlockstat: failed to load /proc/kallsyms\n");
+	return ksyms;
+}
+
 static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 {
 	int fd = bpf_map__fd(obj->maps.stats);
@@ -317,9 +353,8 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	if (env.per_caller) {
-		ksyms = ksyms__load();
+		ksyms = ksyms_refresh(NULL);
 		if (!ksyms) {
-			fprintf(stderr, "frlockstat: failed to load /proc/kallsyms\n");
 			err = 1;
 			goto cleanup;
 		}
@@ -338,6 +373,8 @@ int main(int argc, char **argv)
 
 	while (!exiting) {
 		sleep(env.interval);
+		if (env.per_caller)
+			ksyms = ksyms_refresh(ksyms);
 		print_interval(obj, ksyms);
 		if (--env.count == 0)
 			break;
