@@ -82,6 +82,36 @@ def parse_line(raw):
     return rec, None
 
 
+def not_a_feed(path, limit=1 << 16):
+    """Why the regular file path is no NDJSON feed, or None if it may be
+    one: it has lines in its first limit bytes and none is a record (a
+    binary file, a text file that is not JSON lines). An empty file, or
+    any other kind of file, may be a feed still to come."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as f:
+            head = f.read(limit)
+    except OSError:
+        return None
+    lines = head.split(b"\n")
+    if len(head) == limit:
+        lines = lines[:-1]          # the last one may be cut short
+        if not lines:
+            return "not an NDJSON feed: no line ends in its first %d bytes" % limit
+    first, bad = None, 0
+    for raw in lines:
+        rec, why = parse_line(raw[:-1] if raw.endswith(b"\r") else raw)
+        if rec is not None:
+            return None
+        if why is not None:
+            bad += 1
+            first = first or why
+    if bad:
+        return "not an NDJSON feed: none of its first %d lines is a record (%s)" % (bad, first)
+    return None
+
+
 def dumps(rec):
     """Compact JSON on one line, safe to inline in HTML <script>."""
     s = json.dumps(rec, separators=(",", ":"), ensure_ascii=False)

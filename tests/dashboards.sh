@@ -168,23 +168,50 @@ refuses_binds() {
 }
 check "server refuses any --bind but 127.0.0.1 (exit 2)" refuses_binds
 
+# Unknown options, out-of-range numbers, missing and garbage files: the
+# usage, one error line naming the fault, exit 2, and no URL printed.
 bad_usage() {
-	local rc rc_all=0 args
-	for args in "" "--port" "--port abc $fixture" "--port 70000 $fixture" \
-		"--bogus $fixture" "--linger -1 $fixture" "$fixture extra"; do
+	local rc rc_all=0 args tool want
+	printf 'this is not\nan NDJSON feed\n' >"$logs/garbage.txt"
+	head -c 100000 /dev/urandom >"$logs/garbage.bin"
+	while IFS='|' read -r tool args want; do
 		# shellcheck disable=SC2086
-		timeout 10 "$dash/server" $args >/dev/null 2>"$logs/usage.err"
+		timeout 10 "$dash/$tool" $args >"$logs/usage.out" 2>"$logs/usage.err"
 		rc=$?
-		echo "server $args: exit $rc: $(tail -1 "$logs/usage.err")"
-		[ "$rc" = 2 ] && grep -q "^usage:" "$logs/usage.err" || rc_all=1
-	done
-	timeout 10 "$dash/server" /nonexistent/feed 2>"$logs/usage.err"
-	rc=$?
-	echo "server /nonexistent/feed: exit $rc: $(cat "$logs/usage.err")"
-	[ "$rc" = 1 ] || rc_all=1
+		echo "$tool $args: exit $rc: $(tail -1 "$logs/usage.err")"
+		[ "$rc" = 2 ] && grep -q "^usage:" "$logs/usage.err" && [ ! -s "$logs/usage.out" ] &&
+			[ "$(grep -vc '^usage:\|^  ' "$logs/usage.err")" = 1 ] &&
+			tail -1 "$logs/usage.err" | grep -q -- "$want" || rc_all=1
+	done <<-EOF
+		server||the following arguments are required
+		server|--port|expected one argument
+		server|--port abc $fixture|invalid int value
+		server|--port 70000 $fixture|--port must be 0 to 65535
+		server|--bogus $fixture|unrecognized arguments: --bogus
+		server|--linger -1 $fixture|--linger must be
+		server|--linger nan $fixture|--linger must be
+		server|$fixture extra|unrecognized arguments: extra
+		server|/nonexistent/feed|no such file
+		server|$logs|is a directory
+		server|$logs/garbage.txt|not an NDJSON feed
+		server|$logs/garbage.bin|not an NDJSON feed
+		server|--save /nonexistent/dir/x $fixture|--save /nonexistent/dir/x: no such directory
+		server|--chartjs /nonexistent.js $fixture|--chartjs /nonexistent.js: no such file
+		report|$logs/garbage.bin|not an NDJSON feed
+		report|-o $logs/garbage.html $logs/garbage.txt|not an NDJSON feed
+	EOF
 	return $rc_all
 }
-check "server rejects bad options with its usage (exit 2)" bad_usage
+check "server and report refuse bad options and files with their usage (exit 2)" bad_usage
+# A FIFO (nothing to look at before it is read) that brings no record.
+garbage_stream() {
+	printf 'garbage\n\001\002\n' | timeout 20 "$dash/server" --once --linger 0 - \
+		>/dev/null 2>"$logs/garbage-stream.err"
+	local rc=$?
+	cat "$logs/garbage-stream.err"
+	[ "$rc" = 1 ] && grep -q 'held no frlock record' "$logs/garbage-stream.err"
+}
+check "server --once on a stream with no record at all exits 1" garbage_stream
 
 peers() {
 	"$py" - "$dash/server" <<-'EOF' || return 1
@@ -479,17 +506,15 @@ check "report skips and counts malformed lines" report_malformed
 
 report_usage() {
 	local args rc rc_all=0
-	for args in "" "--bogus $fixture" "-" "$fixture extra" "-o"; do
+	for args in "" "--bogus $fixture" "-" "$fixture extra" "-o" \
+		"-o $logs/x.html /nonexistent.ndjson"; do
 		# shellcheck disable=SC2086
 		"$dash/report" $args </dev/null >/dev/null 2>"$logs/rusage.err"
 		rc=$?
 		echo "report $args: exit $rc: $(tail -1 "$logs/rusage.err")"
 		[ "$rc" = 2 ] || rc_all=1
 	done
-	"$dash/report" -o "$logs/x.html" /nonexistent.ndjson 2>"$logs/rusage.err"
-	rc=$?
-	echo "report /nonexistent.ndjson: exit $rc: $(cat "$logs/rusage.err")"
-	[ "$rc" = 1 ] || rc_all=1
+	[ ! -e "$logs/x.html" ] || { echo "a report was written"; rc_all=1; }
 	return $rc_all
 }
 check "report rejects bad options with its usage (exit 2)" report_usage
