@@ -9,8 +9,11 @@
  * nothing.
  */
 #include <argp.h>
+#include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,9 @@ static struct env {
 	.interval = 99999999,
 	.count = 99999999,
 };
+
+#define MAX_INTERVAL	86400		/* seconds */
+#define MAX_COUNT	99999999
 
 static volatile sig_atomic_t exiting;
 
@@ -63,19 +69,77 @@ static const struct argp_option opts[] = {
 	{},
 };
 
-static long parse_positive(const char *arg, struct argp_state *state, const char *what)
+/* A bad command line: one line saying what is wrong, the usage, exit 2. */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("frlockstat: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nusage: frlockstat [-h] [-L NAME] [-c] [-j] [-T] [-r] [-v] [interval] [count]\n",
+	      stderr);
+	exit(2);
+}
+
+static long parse_range(const char *arg, long max, const char *what)
 {
 	char *end;
 	long v;
 
 	errno = 0;
 	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v <= 0) {
-		fprintf(stderr, "frlockstat: invalid %s '%s' (want a whole number > 0)\n",
-			what, arg);
-		argp_usage(state);
-	}
+	if (errno || end == arg || *end || v <= 0 || v > max)
+		bad_usage("invalid %s '%s' (want a whole number from 1 to %ld)", what, arg, max);
 	return v;
+}
+
+/*
+ * argp answers an unknown option with "Try `frlockstat --help'" and no
+ * usage: look for those first with getopt_long, over the same options.
+ */
+static void check_options(int argc, char **argv, const struct argp_option *o)
+{
+	struct option longopts[32] = {
+		{ "help", no_argument, NULL, '?' },
+		{ "usage", no_argument, NULL, 'u' },
+		{ "version", no_argument, NULL, 'V' },
+	};
+	char shortopts[64] = ":?V", **args;
+	size_t nl = 3, ns = strlen(shortopts);
+	int c;
+
+	for (; o->name || o->key; o++) {
+		if (o->name && nl < sizeof(longopts) / sizeof(longopts[0]) - 1)
+			longopts[nl++] = (struct option){ o->name,
+				o->arg ? required_argument : no_argument, NULL, o->key };
+		if (o->key > 0 && o->key < 128 && isprint(o->key) && ns < sizeof(shortopts) - 3) {
+			shortopts[ns++] = (char)o->key;
+			if (o->arg)
+				shortopts[ns++] = ':';
+		}
+	}
+	shortopts[ns] = '\0';
+	/* getopt_long permutes the array it is given: give it a copy. */
+	args = calloc(argc + 1, sizeof(*args));
+	if (!args)
+		return;
+	memcpy(args, argv, argc * sizeof(*args));
+	opterr = 0;
+	while ((c = getopt_long(argc, args, shortopts, longopts, NULL)) != -1) {
+		if (c == ':')
+			bad_usage("option '%s' needs a value", args[optind - 1]);
+		if (c == '?' && optopt == '?')
+			continue;	/* -?, argp's --help */
+		if (c == '?' && optopt)
+			bad_usage("unknown option '-%c'", optopt);
+		if (c == '?')
+			bad_usage("unknown option '%s'", args[optind - 1]);
+	}
+	free(args);
+	optind = 0;		/* argp starts afresh */
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -85,11 +149,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
 		break;
 	case 'L':
-		if (!*arg || strlen(arg) >= NAME_LEN) {
-			fprintf(stderr, "frlockstat: invalid lock name '%s' (1 to %d characters)\n",
-				arg, NAME_LEN - 1);
-			argp_usage(state);
-		}
+		if (!*arg || strlen(arg) >= NAME_LEN)
+			bad_usage("invalid lock name '%s' (1 to %d characters)",
+				  arg, NAME_LEN - 1);
 		env.name = arg;
 		break;
 	case 'c':
@@ -108,14 +170,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
-		if (state->arg_num == 0) {
-			env.interval = parse_positive(arg, state, "interval");
-		} else if (state->arg_num == 1) {
-			env.count = parse_positive(arg, state, "count");
-		} else {
-			fprintf(stderr, "frlockstat: unexpected argument '%s'\n", arg);
-			argp_usage(state);
-		}
+		if (state->arg_num == 0)
+			env.interval = parse_range(arg, MAX_INTERVAL, "interval");
+		else if (state->arg_num == 1)
+			env.count = parse_range(arg, MAX_COUNT, "count");
+		else
+			bad_usage("unexpected argument '%s'", arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -325,6 +385,7 @@ int main(int argc, char **argv)
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_arg,
+		.args_doc = "[interval] [count]",
 		.doc = argp_doc,
 	};
 	struct frlockstat_bpf *obj = NULL;
@@ -334,6 +395,7 @@ int main(int argc, char **argv)
 	/* Whole lines, so that NDJSON shared with another writer never tears. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	argp_err_exit_status = 2;
+	check_options(argc, argv, opts);
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
