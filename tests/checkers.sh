@@ -36,7 +36,7 @@ scan_console() {
 		;;
 	esac
 	# Any WARN, BUG or lockdep report, KCSAN's own reports aside.
-	local pat='WARNING:|BUG:|INFO: (possible|inconsistent|task .* blocked)|lockdep is turned off|Call Trace:'
+	local pat='WARNING:|BUG:|INFO: |turning off the locking correctness validator|Call Trace:'
 	if grep -E "$pat" "$log" | grep -v -q 'BUG: KCSAN:'; then
 		grep -n -E -A12 "$pat" "$log" | grep -v 'BUG: KCSAN:' | head -40
 		return 1
