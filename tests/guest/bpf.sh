@@ -10,22 +10,10 @@
 # with --append tsc=reliable; "all" skips them on such a clocksource.
 REPO=/opt/frlock
 B=$REPO/bpf
-tmp=$(mktemp -d)
+# ok, not_ok, skip, check and $tmp
+# shellcheck source=tests/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
 
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; }
-skip() { echo "skip - $*"; }
-# check DESC CMD...: run CMD quietly, print its output only on failure.
-check() {
-	desc=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/  /' "$tmp/out" | tail -20
-	fi
-}
 # expect_fail STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stderr,
 # in one line before any usage lines.
 expect_fail() {
