@@ -98,6 +98,10 @@ hangs() {
 	local start=$SECONDS
 	one_line_fault 124 "guest timed out after 20 s; console log: " \
 		"$run_guest" --kernel "$kernel" --timeout 20 --exec 'sleep 600' &&
-		log_kept 'Linux version' && [ $((SECONDS - start)) -lt 60 ]
+		log_kept 'Linux version' && [ $((SECONDS - start)) -lt 60 ] || return 1
+	# The killed QEMU is gone: none writes that console log any more.
+	local f
+	f=$(grep -o 'console log: [^ ]*$' "$logs/expect.line" | cut -d' ' -f3)
+	! pgrep -f "qemu-system.*$f" >/dev/null
 }
 check "run-guest: a hung guest is killed after --timeout in one line (exit 124), log kept" hangs
