@@ -103,8 +103,8 @@ static long parse_range(const char *arg, long max, const char *what)
 static void check_options(int argc, char **argv, const struct argp_option *o)
 {
 	struct option longopts[32] = {
-		{ "help", no_argument, NULL, '?' },
-		{ "usage", no_argument, NULL, 'u' },
+		{ "help", no_argument, NULL, 1 },	/* argp's own options */
+		{ "usage", no_argument, NULL, 1 },
 		{ "version", no_argument, NULL, 'V' },
 	};
 	char shortopts[64] = ":?V", **args;
@@ -131,12 +131,18 @@ static void check_options(int argc, char **argv, const struct argp_option *o)
 	while ((c = getopt_long(argc, args, shortopts, longopts, NULL)) != -1) {
 		if (c == ':')
 			bad_usage("option '%s' needs a value", args[optind - 1]);
-		if (c == '?' && optopt == '?')
+		if (c == '?' && (optopt == '?' || !strcmp(args[optind - 1], "-?")))
 			continue;	/* -?, argp's --help */
 		if (c == '?' && optopt)
 			bad_usage("unknown option '-%c'", optopt);
-		if (c == '?')
-			bad_usage("unknown option '%s'", args[optind - 1]);
+		if (c == '?') {
+			const char *arg = args[optind - 1];
+			size_t len = strcspn(arg + 2, "="), i, n = 0;
+
+			for (i = 0; i < nl && !strncmp(arg, "--", 2); i++)
+				n += !strncmp(longopts[i].name, arg + 2, len);
+			bad_usage("%s option '%s'", n > 1 ? "ambiguous" : "unknown", arg);
+		}
 	}
 	free(args);
 	optind = 0;		/* argp starts afresh */

@@ -66,6 +66,7 @@ refused "invalid delay '61'" timecheck suspend -D 61
 if [ -x "$F" ]; then
 	refused "unknown option '--bogus'" "$F" --bogus
 	refused "unknown option '-x'" "$F" -x
+	refused "ambiguous option '--ver'" "$F" --ver
 	refused "unknown option '-1'" "$F" -1
 	refused "option '-L' needs a value" "$F" -L
 	refused "invalid lock name ''" "$F" -L ''
@@ -78,6 +79,8 @@ if [ -x "$F" ]; then
 	refused "invalid count '0'" "$F" 1 0
 	refused "invalid count '100000000'" "$F" 1 100000000
 	refused "unexpected argument '3'" "$F" 1 2 3
+	check "frlockstat --help and -? still print the help (exit 0)" \
+		sh -c "'$F' --help | grep -q '^Usage: frlockstat' && '$F' -? | grep -q '^Usage: frlockstat'"
 else
 	not_ok "frlockstat is built (no $F: run make -C bpf)"
 fi
