@@ -11,7 +11,7 @@ check "libbpf tools build against the frlock kernel's BTF" \
 # The frlock kernel: events, KUnit, timekeeping under load, hist recipes,
 # frlockstat, and the kernel's time semantics.
 guest_log=$logs/guest-frlock-kernel.out
-"$run_guest" --kernel "$kernel" --timeout 600 --exec \
+"$run_guest" --kernel "$kernel" --timeout 1200 --exec \
 	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./badinput.sh; ./agreement.sh; ./bpf.sh; ./timekeeping.sh' \
 	>"$guest_log" 2>"$logs/guest-frlock-kernel.err"
 rc=$?
