@@ -113,8 +113,10 @@ num() { case $1 in '' | *[!0-9]*) echo -1 ;; *) echo "$1" ;; esac; }
 # SIGINT: its loop only checks the flag when epoll_wait returns EINTR, and
 # a signal that arrives while it is between two 100 ms epoll_waits (the
 # wakeup after a timeout is late on a busy TCG guest) is never looked at
-# again (a tool stayed in epoll_wait a minute after one). So the signal is
-# sent again every 10 s to whoever is still running, for 2 minutes.
+# again (a tool stayed in epoll_wait a minute after one; in 8 stops of the
+# three tools under load, one needed a second SIGINT, which ended it with
+# all its maps printed). So the signal is sent again every 10 s to whoever
+# is still running, for 2 minutes.
 stop() {
 	for p in "$@"; do kill -INT "$p" 2>/dev/null; done
 	i=0 stuck=
@@ -133,7 +135,7 @@ stop() {
 		fi
 		if [ $((i % 20)) -eq 0 ]; then
 			for p in $alive; do
-				echo "  pid $p ($(cut -d' ' -f2 "/proc/$p/stat")) still running $((i / 2)) s after SIGINT: SIGINT again"
+				echo "  pid $p $(cut -d' ' -f2 "/proc/$p/stat") still running $((i / 2)) s after SIGINT: SIGINT again"
 				kill -INT "$p"
 			done
 		fi
