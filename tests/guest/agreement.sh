@@ -37,6 +37,8 @@ B=$REPO/bpf
 F=$B/.output/frlockstat
 LOCK='&s->lock'
 STRESS_MS=${1:-500}
+# shellcheck source=bpf/wait-sigint.sh
+. "$B/wait-sigint.sh"
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -109,39 +111,12 @@ num() { case $1 in '' | *[!0-9]*) echo -1 ;; *) echo "$1" ;; esac; }
 
 # --- One run: the tools attached together, one KUnit stress run ------------
 
-# stop PID...: SIGINT to each, then wait for all. bpftrace 0.17 can lose a
-# SIGINT: its loop only checks the flag when epoll_wait returns EINTR, and
-# a signal that arrives while it is between two 100 ms epoll_waits (the
-# wakeup after a timeout is late on a busy TCG guest) is never looked at
-# again (a tool stayed in epoll_wait a minute after one; in 8 stops of the
-# three tools under load, one needed a second SIGINT, which ended it with
-# all its maps printed). So the signal is sent again every 10 s to whoever
-# is still running, for 2 minutes.
+# stop PID...: SIGINT to each, then wait for all (bpf/wait-sigint.sh
+# repeats a SIGINT that bpftrace 0.17 missed, and kills after 2 minutes).
 stop() {
 	for p in "$@"; do kill -INT "$p" 2>/dev/null; done
-	i=0 stuck=
-	while :; do
-		alive=
-		for p in "$@"; do
-			st=$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)
-			[ -n "$st" ] && [ "$st" != Z ] && alive="$alive $p"
-		done
-		[ -z "$alive" ] && break
-		i=$((i + 1))
-		if [ $i -ge 240 ]; then
-			stuck=$alive
-			for p in $alive; do kill -KILL "$p"; done
-			break
-		fi
-		if [ $((i % 20)) -eq 0 ]; then
-			for p in $alive; do
-				echo "  pid $p $(cut -d' ' -f2 "/proc/$p/stat") still running $((i / 2)) s after SIGINT: SIGINT again"
-				kill -INT "$p"
-			done
-		fi
-		sleep 0.5
-	done
-	for p in "$@"; do wait "$p"; done
+	stuck=
+	for p in "$@"; do wait_sigint "$p" || [ $? -ne 137 ] || stuck="$stuck $p"; done
 	[ -z "$stuck" ] || not_ok "the tools stop on SIGINT (killed:$stuck)"
 }
 

@@ -13,6 +13,8 @@ B=$REPO/bpf
 # ok, not_ok, skip, check and $tmp
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=bpf/wait-sigint.sh
+. /opt/frlock/bpf/wait-sigint.sh
 
 # expect_fail STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stderr,
 # in one line before any usage lines.
@@ -86,7 +88,7 @@ run_tools() {
 	gtod-load -t 2 -d "$secs" -w "$writes" --via "$via" -i 0 -j >"$tmp/load.json" 2>"$tmp/load.err"
 	load_rc=$?
 	for p in $pids; do kill -INT "$p"; done
-	for p in $pids; do wait "$p"; done
+	for p in $pids; do wait_sigint "$p"; done
 }
 
 if [ "$mode" = all ]; then
@@ -202,7 +204,7 @@ stop_under_load() {
 	load=$!
 	sleep 3
 	for p in $pids; do kill -INT "$p"; done
-	for p in $pids; do wait "$p" || return 1; done
+	for p in $pids; do wait_sigint "$p" || return 1; done
 	wait $load
 }
 check "the tools stop on Ctrl-C while the load runs, and the load completes" stop_under_load
@@ -244,7 +246,7 @@ vdso_probe() {
 	while ! grep -q '"go' "$tmp/vdso.json"; do kill -0 $p 2>/dev/null || break; sleep 0.2; done
 	gtod-load -t 2 -d 3 -w 0 --via "$1" -i 0 -q >"$tmp/vdso.load" 2>&1
 	kill -INT $p
-	wait $p
+	wait_sigint $p
 }
 vdso_checks() {
 vdso_probe syscall
@@ -313,7 +315,7 @@ check "frlock-watch -i 0 is refused (exit 2)" expect_fail 2 "frlock-watch: -i wa
 	"$B/frlock-watch" -i 0
 check "frlock-watch --via foo is refused (exit 2)" expect_fail 2 "frlock-watch: --via wants" \
 	"$B/frlock-watch" --via foo
-check "frlock-live foo is refused (exit 2)" expect_fail 2 "usage: frlock-live" "$B/frlock-live" foo
+check "frlock-live foo is refused (exit 2)" expect_fail 2 "^frlock-live: .*foo" "$B/frlock-live" foo
 
 rm -rf "$tmp"
 exit 0

@@ -5,6 +5,7 @@
 #
 # usage: checker-load.sh SECONDS
 . "$(dirname "$0")/lib.sh"
+. /opt/frlock/bpf/wait-sigint.sh
 case ${1:-} in '' | *[!0-9]*) echo "usage: checker-load.sh SECONDS" >&2; exit 2 ;; esac
 results=/sys/kernel/debug/kunit/frlock/results
 
@@ -27,7 +28,7 @@ sleep 1
 gtod-load -t 2 -d "$1" -w 200 -i 0 >"$tmp/load.out" 2>&1
 load_rc=$?
 kill -INT $bt 2>/dev/null
-wait $bt
+wait_sigint $bt
 bt_rc=$?
 [ $load_rc -eq 0 ] && ok "gettimeofday load with adjtimex writers ran $1 s ($(tail -1 "$tmp/load.out"))" ||
 	not_ok "gettimeofday load ran (exit $load_rc: $(tail -2 "$tmp/load.out"))"

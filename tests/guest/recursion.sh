@@ -7,6 +7,7 @@
 #
 # usage: recursion.sh [SECONDS]
 . "$(dirname "$0")/lib.sh"
+. /opt/frlock/bpf/wait-sigint.sh
 secs=${1:-10}
 case $secs in '' | *[!0-9]*) echo "usage: recursion.sh [SECONDS]" >&2; exit 2 ;; esac
 
@@ -22,7 +23,7 @@ sleep 1
 gtod-load -t 2 -d "$secs" -w 500 -i 0 >"$tmp/load.out" 2>&1
 load_rc=$?
 kill -INT $bt 2>/dev/null
-wait $bt
+wait_sigint $bt
 bt_rc=$?
 sed 's/^/  recursion: /' "$tmp/bt.out" | tail -8
 
