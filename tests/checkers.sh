@@ -2,10 +2,11 @@
 # after tests/guest.sh, with $kernel set. $long is the torture length in
 # seconds for make test-long, empty for make test.
 
-# Torture and recursion on the frlock kernel: 10 s of stress in make test.
+# Torture and recursion safety on the frlock kernel: 10 s of stress in
+# make test.
 torture_s=${long:-10}
 "$run_guest" --kernel "$kernel" --timeout $((torture_s + 300)) --exec \
-	"cd /opt/frlock/tests/guest && ./torture.sh $((torture_s * 1000)) && ./recursion.sh 10" \
+	"cd /opt/frlock/tests/guest && ./torture.sh $((torture_s * 1000)); ./recursion.sh 10; ./nested-reader.sh" \
 	>"$logs/guest-torture.out" 2>"$logs/guest-torture.err"
 rc=$?
 relay <"$logs/guest-torture.out"
