@@ -43,3 +43,16 @@ check "bench smoke: report has read cost, lockout, tracepoint cost, tracer overh
 	bench_complete
 check "bench smoke: results folder complete, no .partial left" \
 	bash -c "test -s '$bench_out/bench.txt' && test ! -e '$bench_out.partial'"
+
+# Bad input: one line naming the problem, the usage, exit 2, no folder.
+check "bench/run: --runs 0 is a usage error, nothing created" \
+	bash -c "'$top/bench/run' --runs 0 --out '$logs/bench-bad' 2>&1 | head -1 | grep -q \"^bench/run: --runs wants\";
+		 test \${PIPESTATUS[0]} -eq 2 && test ! -e '$logs/bench-bad' && test ! -e '$logs/bench-bad.partial'"
+check "bench/run: an unknown option is a usage error" expect_fail 2 "unknown option '--fast'" \
+	"$top/bench/run" --fast
+check "bench/run: an existing --out is refused, not overwritten" expect_fail 1 "exists" \
+	"$top/bench/run" --smoke --out "$bench_out"
+check "bench/report: a missing file is one line, exit 2" expect_fail 2 "No such file" \
+	"$top/bench/report" "$logs/no-such-raw.txt"
+check "bench/report: a file with no bench lines is refused" expect_fail 1 "no bench lines" \
+	"$top/bench/report" /etc/hostname
