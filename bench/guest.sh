@@ -33,31 +33,41 @@ gtod_rate() {
 }
 
 # attach TOOL: start a tracer and wait until its probes are in place.
+# bpftrace means the three bpftrace tools of bpf/, as make run attaches them.
 attach() {
+	tools=
 	case $1 in
 	bpftrace)
-		bpftrace "$top/bpf/frlock-summary.bt" 1 >"$tmp/tool.out" 2>&1 &
+		for t in retries hold summary; do
+			bpftrace "$top/bpf/frlock-$t.bt" 1 >"$tmp/tool-$t.out" 2>&1 &
+			tools="$tools $!"
+		done
 		pattern='^Attaching' ;;
 	frlockstat)
-		"$top/bpf/.output/frlockstat" -j 1 >"$tmp/tool.out" 2>&1 &
+		"$top/bpf/.output/frlockstat" -j 1 >"$tmp/tool-frlockstat.out" 2>&1 &
+		tools=$!
 		pattern='^Tracing' ;;
 	esac
-	tool=$!
-	pids="$pids $tool"
+	pids=$tools
 	n=0
-	while ! grep -q "$pattern" "$tmp/tool.out"; do
-		kill -0 $tool 2>/dev/null || die "$1 did not start: $(tail -1 "$tmp/tool.out")"
-		n=$((n + 1))
-		[ $n -lt 600 ] || die "$1 did not attach within 60 s"
-		sleep 0.1
+	for f in "$tmp"/tool-*.out; do
+		while ! grep -q "$pattern" "$f"; do
+			for p in $tools; do
+				kill -0 "$p" 2>/dev/null || die "$1 did not start: $(tail -1 "$f")"
+			done
+			n=$((n + 1))
+			[ $n -lt 1200 ] || die "$1 did not attach within 120 s"
+			sleep 0.1
+		done
 	done
 	# bpftrace prints "Attaching" before the last probe is in: settle.
 	sleep 1
 }
 
 detach() {
-	kill -INT $tool 2>/dev/null
-	wait_sigint $tool
+	for p in $tools; do kill -INT "$p" 2>/dev/null; done
+	for p in $tools; do wait_sigint "$p" >/dev/null; done
+	rm -f "$tmp"/tool-*.out
 	pids=
 }
 
