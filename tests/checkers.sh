@@ -25,9 +25,12 @@ scan_console() {
 		grep -q 'kcsan: enabled' "$log" ||
 			{ echo "KCSAN did not start: not a KCSAN kernel?"; return 1; }
 		# A KCSAN report is a block from "BUG: KCSAN:" to a line of '='.
-		races=$(awk '/BUG: KCSAN:/ {blk = $0; on = 1; next}
+		# The serial console ends lines with CR LF.
+		races=$(awk '{sub(/\r$/, "")}
+			/BUG: KCSAN:/ {blk = $0; on = 1; next}
 			on && /^\[[ 0-9.]*\] =+$/ {print blk; on = 0; next}
-			on {blk = blk " | " $0}' "$log")
+			on {blk = blk " | " $0}
+			END {if (on) print blk}' "$log")
 		echo "$races" | grep -v '^$' | sed 's/^/other race: /' |
 			grep -v -E 'frlock|timekeep|tk_core|ktime_|timekeeper' | cut -c1-200
 		if echo "$races" | grep -E 'frlock|timekeep|tk_core|ktime_|timekeeper'; then
