@@ -35,23 +35,23 @@ gtod_rate() {
 # attach TOOL: start a tracer and wait until its probes are in place.
 # bpftrace means the three bpftrace tools of bpf/, as make run attaches them.
 attach() {
-	tools=
+	tools= outs=
 	case $1 in
 	bpftrace)
 		for t in retries hold summary; do
 			bpftrace "$top/bpf/frlock-$t.bt" 1 >"$tmp/tool-$t.out" 2>&1 &
-			tools="$tools $!"
+			tools="$tools $!" outs="$outs $tmp/tool-$t.out"
 		done
 		pattern='^Attaching' ;;
 	frlockstat)
 		"$top/bpf/.output/frlockstat" -j 1 >"$tmp/tool-frlockstat.out" 2>&1 &
-		tools=$!
+		tools=$! outs=$tmp/tool-frlockstat.out
 		pattern='^Tracing' ;;
 	esac
 	pids=$tools
 	n=0
-	for f in "$tmp"/tool-*.out; do
-		while ! grep -q "$pattern" "$f"; do
+	for f in $outs; do
+		while ! grep -q "$pattern" "$f" 2>/dev/null; do
 			for p in $tools; do
 				kill -0 "$p" 2>/dev/null || die "$1 did not start: $(tail -1 "$f")"
 			done
