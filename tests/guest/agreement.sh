@@ -80,7 +80,9 @@ buckets() {
 				n[f[2]] += f[6]; hi[f[2]] = f[4]
 			}
 		}
-	} END { for (m in n) print m, hi[m], n[m] }' | sort -n
+	# bpftrace also prints the empty buckets between filled ones, frlockstat
+	# only the filled ones: compare those.
+	} END { for (m in n) if (n[m]) print m, hi[m], n[m] }' | sort -n
 }
 # keyed KEY: from one bpftrace map line on stdin, the sum of the values
 # whose key is $1 or starts with "$1,".

@@ -59,7 +59,7 @@ bad_arg() {
 		sed 's/^/  /' "$tmp/bad"
 	fi
 }
-bad_arg "unrecognized option" --bogus
+bad_arg "unknown option '--bogus'" --bogus
 bad_arg "invalid interval '0'" 0
 bad_arg "invalid count 'x'" 1 x
 bad_arg "unexpected argument" 1 1 1
