@@ -63,8 +63,8 @@ make_run_ctrl_c() {
 	echo "INCOMPLETE: $(cat "$top/$dir/INCOMPLETE" 2>/dev/null)"
 	grep -q '^interrupted by SIGINT' "$top/$dir/INCOMPLETE" || return 1
 	# One line of make run's own on stderr (beside run-guest's accel note
-	# and make's own "***" line).
-	[ "$(grep -v '^run-guest: accel=\|^make: \*\*\*' "$err" | grep -c .)" -eq 1 ] &&
+	# and make's own "***" line, "make[1]: ***" under make test).
+	[ "$(grep -v '^run-guest: accel=\|^make\(\[[0-9]*\]\)\{0,1\}: \*\*\*' "$err" | grep -c .)" -eq 1 ] &&
 		grep -qx "make run: interrupted; the partial results in $dir/ are marked INCOMPLETE" "$err" &&
 		[ "$rc" -ne 0 ] && [ $((SECONDS - start)) -lt 30 ] || return 1
 	rm -rf "${top:?}/$dir"
