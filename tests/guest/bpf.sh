@@ -13,8 +13,8 @@ B=$REPO/bpf
 # ok, not_ok, skip, check and $tmp
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=bpf/wait-sigint.sh
-. /opt/frlock/bpf/wait-sigint.sh
+# shellcheck source=bpf/tool-wait.sh
+. /opt/frlock/bpf/tool-wait.sh
 
 # expect_fail STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stderr,
 # in one line before any usage lines.

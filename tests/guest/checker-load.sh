@@ -5,7 +5,7 @@
 #
 # usage: checker-load.sh SECONDS
 . "$(dirname "$0")/lib.sh"
-. /opt/frlock/bpf/wait-sigint.sh
+. /opt/frlock/bpf/tool-wait.sh
 case ${1:-} in '' | *[!0-9]*) echo "usage: checker-load.sh SECONDS" >&2; exit 2 ;; esac
 results=/sys/kernel/debug/kunit/frlock/results
 
@@ -19,11 +19,7 @@ rmmod frlock_kunit 2>/dev/null
 
 bpftrace /opt/frlock/bpf/frlock-summary.bt 5 >"$tmp/bt.out" 2>&1 &
 bt=$!
-n=0
-while ! grep -q '^Attaching' "$tmp/bt.out" && kill -0 $bt 2>/dev/null && [ $n -lt 1200 ]; do
-	sleep 0.1
-	n=$((n + 1))
-done
+wait_line $bt "$tmp/bt.out" '^Attaching' 1200
 sleep 1
 gtod-load -t 2 -d "$1" -w 200 -i 0 >"$tmp/load.out" 2>&1
 load_rc=$?

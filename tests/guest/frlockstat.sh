@@ -3,6 +3,8 @@
 # gettimeofday syscall load with adjtimex writers. One ok/not ok line each.
 F=/opt/frlock/bpf/.output/frlockstat
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=bpf/tool-wait.sh
+. /opt/frlock/bpf/tool-wait.sh
 
 # field NAME FILE: the first numeric value of "NAME": in an NDJSON file.
 field() { sed -n "s/.*\"$1\":\\([0-9]*\\).*/\\1/p" "$2" | head -1; }
@@ -20,11 +22,7 @@ for mode in tp_btf raw_tp; do
 	# shellcheck disable=SC2086
 	"$F" $opt -j -c 6 1 >"$tmp/$mode.json" 2>"$tmp/$mode.err" &
 	stat=$!
-	n=0
-	while ! grep -q '^Tracing' "$tmp/$mode.err" && kill -0 $stat 2>/dev/null && [ $n -lt 600 ]; do
-		sleep 0.1
-		n=$((n + 1))
-	done
+	wait_line $stat "$tmp/$mode.err" '^Tracing' 600
 	gtod-load -t 2 -d 5 -w 1000 -i 0 >/dev/null 2>&1
 	wait $stat
 	rc=$?

@@ -1,8 +1,22 @@
+# Waiting on the guest's tracing tools (bpftrace, frlockstat), sourced by
+# the guest's scripts that start and stop them (busybox sh).
+
+# wait_line PID FILE PATTERN TENTHS: wait until FILE, the output of PID,
+# has a line matching PATTERN (bpftrace's "Attaching", frlockstat's
+# "Tracing"); give up after TENTHS tenths of a second or when PID is gone.
+wait_line() {
+	_wl_n=0
+	while ! grep -q "$3" "$2" 2>/dev/null; do
+		kill -0 "$1" 2>/dev/null && [ $_wl_n -lt "$4" ] || return 1
+		_wl_n=$((_wl_n + 1))
+		sleep 0.1
+	done
+}
+
 # wait_sigint PID: wait for a process that was sent SIGINT, and return its
 # exit status. bpftrace 0.17 can miss a SIGINT (seen in about 1 stop in 10
 # under load: it stayed in epoll_wait), so SIGINT is repeated every 5 s,
-# and after 2 minutes the process is killed (status 137). Sourced by the
-# guest's scripts that stop bpftrace or frlockstat (busybox sh).
+# and after 2 minutes the process is killed (status 137).
 wait_sigint() {
 	_ws_n=0
 	while _ws_st=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) &&
