@@ -26,7 +26,8 @@ ACCEL ?= auto
 DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 	libelf-dev libssl-dev dwarves git python3 python3-ply python3-git \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
-	zlib1g-dev clang llvm libjs-chart.js chromium
+	zlib1g-dev clang llvm libjs-chart.js chromium kmod sparse gdb \
+	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps
 
 .PHONY: all deps kernel kernel-stock kernel-lockdep kernel-kcsan rootfs bpf run shell \
 	test test-host test-guest test-long bench

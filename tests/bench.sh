@@ -50,8 +50,15 @@ check "bench/run: --runs 0 is a usage error, nothing created" \
 		 test \${PIPESTATUS[0]} -eq 2 && test ! -e '$logs/bench-bad' && test ! -e '$logs/bench-bad.partial'"
 check "bench/run: an unknown option is a usage error" expect_fail 2 "unknown option '--fast'" \
 	"$top/bench/run" --fast
-check "bench/run: an existing --out is refused, not overwritten" expect_fail 1 "exists" \
-	"$top/bench/run" --smoke --out "$bench_out"
+# Its own existing folder, so that it never depends on the smoke run above
+# (were it missing, the check would run a whole bench).
+existing_out() {
+	local d=$logs/bench-existing
+	mkdir -p "$d" && echo keep >"$d/mine" || return 1
+	expect_fail 1 "exists" timeout 30 "$top/bench/run" --smoke --out "$d" || return 1
+	[ "$(cat "$d/mine")" = keep ] && [ "$(ls -A "$d")" = mine ] && [ ! -e "$d.partial" ]
+}
+check "bench/run: an existing --out is refused at once, its files untouched" existing_out
 check "bench/report: a missing file is one line, exit 2" expect_fail 2 "No such file" \
 	"$top/bench/report" "$logs/no-such-raw.txt"
 check "bench/report: a file with no bench lines is refused" expect_fail 1 "no bench lines" \

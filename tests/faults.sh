@@ -21,7 +21,8 @@ fake_source() {
 	cat >"$d/Makefile" <<'EOF'
 # A stand-in for Linux 6.1's Makefile, for tests of kernel/build's faults.
 # FAKE_KBUILD: sleep (the compile hangs), fill (it fills the disk),
-# install-sleep (installing the modules hangs); else every target works.
+# install-sleep (installing the modules hangs), nodepmod (modules_install
+# as on a machine without depmod: no modules.dep); else every target works.
 VERSION = 6
 PATCHLEVEL = 1
 SUBLEVEL = 99
@@ -43,6 +44,8 @@ modules:
 modules_install:
 	@if [ "$(FAKE_KBUILD)" = install-sleep ]; then echo "fake: installing forever"; sleep 600; fi
 	mkdir -p $(INSTALL_MOD_PATH)/lib/modules/6.1.99-fake
+	@if [ "$(FAKE_KBUILD)" = nodepmod ]; then echo "Warning: 'depmod' not found"; \
+	else : >$(INSTALL_MOD_PATH)/lib/modules/6.1.99-fake/modules.dep; fi
 EOF
 	cat >"$d/scripts/kconfig/merge_config.sh" <<'EOF'
 #!/bin/sh
@@ -145,6 +148,22 @@ half_written() {
 		grep -q 'building the stock kernel' "$faults/half.err"
 }
 check "kernel/build: an entry without .complete is rebuilt, not reused" half_written
+
+# modules_install without depmod only warns: kernel/build must refuse to
+# publish, and an entry cached without modules.dep must be rebuilt.
+no_modules_dep() {
+	local cache=$faults/cache-nodepmod out
+	FAKE_KBUILD=nodepmod FRLOCK_CACHE=$cache one_line_fault 1 \
+		"wrote no modules.dep (depmod missing?); nothing was cached; log: " fake_build "$cache" || return 1
+	log_kept "depmod' not found" || return 1
+	! entries "$cache" | grep -q . || { echo "it left an entry:"; entries "$cache"; return 1; }
+	out=$(fake_build "$cache") || return 1
+	rm "$out/modules.dep"
+	fake_build "$cache" --cached-only && { echo "--cached-only took an entry without modules.dep"; return 1; }
+	[ "$(fake_build "$cache")" = "$out" ] && [ -f "$out/modules.dep" ]
+}
+check "kernel/build: no modules.dep after modules_install: one line, nothing cached; an entry without it is rebuilt" \
+	no_modules_dep
 
 # --- A full disk ------------------------------------------------------------
 

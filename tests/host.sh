@@ -151,6 +151,15 @@ missing_tool() {
 	PATH=$bin expect_fail 1 "'pahole' is missing: run 'make deps'" "$build"
 }
 check "kernel/build: a missing package is named, with the fix" missing_tool
+missing_depmod() {
+	local bin=$logs/nodepmod f
+	mkdir -p "$bin"
+	for f in /usr/bin/* /usr/sbin/*; do
+		[ "${f##*/}" = depmod ] || ln -sf "$f" "$bin/"
+	done
+	PATH=$bin expect_fail 1 "'depmod' is missing: run 'make deps'" "$build"
+}
+check "kernel/build: no depmod (Debian's kmod) is refused before building" missing_depmod
 
 bad_patch() {
 	local d=$logs/bad-series
