@@ -3,6 +3,7 @@
 #
 #   make test     install what is missing, build, boot, run every check
 #   make test-long  make test, then the checker kernels and a long torture run
+#   make test-fresh make test and make run in a fresh minimal Debian 12 chroot
 #   make bench    measure frlock against rwlock, seqlock and the stock kernel
 #   make run      boot the guest and show frlock's tracepoints under load
 #   make shell    an interactive shell in the guest
@@ -30,7 +31,7 @@ DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps
 
 .PHONY: all deps kernel kernel-stock kernel-lockdep kernel-kcsan rootfs bpf run shell \
-	test test-host test-guest test-long bench
+	test test-host test-guest test-long test-fresh bench
 
 all: kernel rootfs bpf
 
@@ -90,6 +91,11 @@ test-host: deps
 
 test-guest: deps
 	tests/run --guest-only
+
+# The README's commands from nothing: a minimal Debian 12 (mmdebstrap), an
+# empty cache. About as long as a cold make test; not part of it.
+test-fresh: deps
+	tests/fresh-machine
 
 # The checker kernels (built if missing) and TORTURE_S seconds of stress.
 TORTURE_S ?= 300
