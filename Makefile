@@ -28,7 +28,11 @@ DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 	libelf-dev libssl-dev dwarves git python3 python3-ply python3-git \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
 	zlib1g-dev clang llvm libjs-chart.js chromium kmod sparse gdb \
-	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps
+	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps iproute2 prometheus
+
+# Packages whose Debian service would listen on every address: when make
+# deps installs them, it stops and disables that service.
+DEB_SERVICES := prometheus
 
 .PHONY: all deps kernel kernel-stock kernel-lockdep kernel-kcsan rootfs bpf run shell \
 	test test-host test-guest test-long test-fresh bench
@@ -46,6 +50,12 @@ deps:
 		{ apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; } \
 			>/tmp/frlock-deps.log 2>&1 || \
 			{ echo "deps: apt-get install failed for:$$missing (log: /tmp/frlock-deps.log)" >&2; exit 1; }; \
+		for svc in $(DEB_SERVICES); do \
+			case " $$missing " in *" $$svc "*) ;; *) continue ;; esac; \
+			[ -d /run/systemd/system ] || continue; \
+			systemctl disable --now -q "$$svc.service" && \
+				echo "deps: stopped and disabled $$svc.service, which Debian starts on all addresses; the project runs its own on 127.0.0.1"; \
+		done; \
 	fi
 
 kernel: deps
