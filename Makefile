@@ -65,9 +65,9 @@ rootfs: deps
 bpf: deps
 	$(MAKE) -C bpf
 
-# make run [DURATION=s] [THREADS=n] [VIA=syscall|vdso] [WRITERS=w/s] [INTERVAL=s]
-#          [TOOL=retries|hold|summary|all]: bpf/frlock-run checks the knobs
-# first (exit 2), then installs, builds and boots; see bpf/README.md.
+# make run [DURATION=s] [THREADS=n] [VIA=syscall|vdso] [WRITERS=w/s] [INTERVAL=s]:
+# bpf/frlock-run checks the knobs first (exit 2), then installs, builds and
+# boots; see bpf/README.md.
 run:
 	@args=(--duration '$(subst ','\'',$(DURATION))' --threads '$(subst ','\'',$(THREADS))' \
 		--via '$(subst ','\'',$(VIA))' --writers '$(subst ','\'',$(WRITERS))' \
@@ -96,8 +96,10 @@ TORTURE_S ?= 300
 test-long: deps
 	tests/run --long '$(subst ','\'',$(TORTURE_S))'
 
-# make bench [RUNS=n] [SECS=s]: bench/run checks its arguments itself.
+# make bench [RUNS=n] [PAIRS=n] [SECS=s]: bench/run checks its arguments itself.
 RUNS ?= 5
+PAIRS ?= 10
 SECS ?= 5
 bench: deps
-	bench/run --runs '$(subst ','\'',$(RUNS))' --seconds '$(subst ','\'',$(SECS))'
+	bench/run --runs '$(subst ','\'',$(RUNS))' --pairs '$(subst ','\'',$(PAIRS))' \
+		--seconds '$(subst ','\'',$(SECS))'

@@ -28,12 +28,12 @@ for lock in ("rwlock", "frlock", "seqlock"):
 for mode in ("ftrace", "frlockstat", "bpftrace"):
     if mode not in r["write"]:
         problems.append(f"tracepoint cost with {mode}")
-for tool in ("bpftrace/none", "frlockstat/none"):
+for tool in ("bpftrace/none", "frlockstat/none", "makerun/none"):
     if tool not in r["tracing"]:
         problems.append(f"gettimeofday with {tool}")
 if want_stock and not r["gtod"]:
     problems.append("gettimeofday frlock/stock")
-if len(r["goals"]) < (5 if want_stock else 3):
+if len(r["goals"]) < (6 if want_stock else 4):
     problems.append(f"only {len(r['goals'])} goals judged")
 print("\n".join(problems) or "every part present")
 sys.exit(1 if problems else 0)

@@ -44,7 +44,7 @@ refused WRITERS=-1 "WRITERS must be"
 refused WRITERS=lots "WRITERS must be"
 refused INTERVAL=0 "INTERVAL must be"
 refused INTERVAL=30 "INTERVAL (30 s) must not be longer than DURATION (20 s)"
-refused TOOL=perf "TOOL must be retries, hold, summary or all"
+refused TOOL=hold "TOOL is gone: make run attaches frlockstat alone"
 refused SMP=two "SMP must be"
 refused MEM=100 "MEM must be"
 refused ACCEL=xen "ACCEL must be auto, kvm or tcg"
@@ -56,7 +56,7 @@ else
 	sed 's/^/#   /' "$tmp/out"
 fi
 if "$top/bpf/frlock-run" --check --duration 5 --threads 1 --via vdso --writers 0 \
-	--interval 5 --tool hold >"$tmp/out" 2>&1; then
+	--interval 5 >"$tmp/out" 2>&1; then
 	ok "bpf/frlock-run --check accepts good values of every knob"
 else
 	not_ok "bpf/frlock-run --check accepts good values of every knob"

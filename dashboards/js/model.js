@@ -73,7 +73,12 @@
 			this.load = [];             // gtod-load intervals
 			this.loadSummary = null;
 			this.counts = { records: 0, frlockstat: 0, frlockstat_caller: 0,
-				load: 0, load_summary: 0, ignored: 0 };
+				load: 0, load_summary: 0, feed_end: 0, ignored: 0 };
+			// The per-interval rows, computed and formatted by the server
+			// (dashboards/view.py) for the terminal and this page alike.
+			this.rows = [];
+			this.skipped = '';          // the server's "skipped: ..." line
+			this.stall = null;          // the server's stall message
 			this.malformed = 0;         // told by the server or the report
 			this.lastFrlockTs = null;
 			this.loadOffset = null;     // abs time = load t + loadOffset
@@ -95,6 +100,10 @@
 
 		add(r) {
 			this.version++;
+			if (r && r.type === 'view_row') {
+				this.rows.push(r);
+				return;
+			}
 			this.counts.records++;
 			if (!r || typeof r !== 'object') {
 				this.counts.ignored++;
@@ -104,6 +113,9 @@
 			case 'frlockstat': return this.addStat(r);
 			case 'frlockstat_caller': return this.addCaller(r);
 			case 'load': return this.addLoad(r);
+			case 'feed_end':
+				this.counts.feed_end++;
+				return;
 			case 'load_summary':
 				this.counts.load_summary++;
 				this.loadSummary = r;

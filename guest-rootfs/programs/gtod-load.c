@@ -17,9 +17,11 @@
  *
  * Output: one line per interval and a summary, as text, or with -j one
  * JSON object per line:
- *   {"type":"load","t":1.000,"dt":1.000,"calls":[c0,c1],"total":N,"writes":W}
+ *   {"type":"load","t":1.000,"dt":1.000,"ts":S,"via":"syscall","calls":[c0,c1],
+ *    "total":N,"writes":W}
  *	calls[i], total and writes are per-second rates over the interval dt
- *	that ended t seconds after the start;
+ *	that ended t seconds after the start, at ts on the realtime clock
+ *	(seconds since the epoch, as frlockstat -j's ts);
  *   {"type":"load_summary",...}
  *	the same rates over the whole run ("calls", "total", "writes") plus
  *	the raw counts ("call_count", "total_count", "write_count").
@@ -467,8 +469,13 @@ static void print_interval(double t, double dt, const uint64_t *now,
 		total += now[i] - prev[i];
 
 	if (opt.json) {
-		printf("{\"type\":\"load\",\"t\":%.3f,\"dt\":%.3f,\"calls\":[",
-		       t, dt);
+		struct timespec ts;
+
+		/* ts: the realtime clock, as frlockstat's, to pair the lines. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		printf("{\"type\":\"load\",\"t\":%.3f,\"dt\":%.3f,\"ts\":%lld.%03ld,"
+		       "\"via\":\"%s\",\"calls\":[", t, dt, (long long)ts.tv_sec,
+		       ts.tv_nsec / 1000000, opt.via == VIA_VDSO ? "vdso" : "syscall");
 		for (i = 0; i < opt.threads; i++)
 			printf("%s%.0f", i ? "," : "",
 			       (now[i] - prev[i]) / dt);
