@@ -45,17 +45,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_server NAME ARGS...: dashboards/server in the background; sets
-# srv_pid and srv_url (empty if it printed no URL within 10 s).
+# start_server NAME ARGS...: dashboards/server in the background, its URL
+# in NAME.url and its stdout (the terminal view, with --terminal) in
+# NAME.out; sets srv_pid and srv_url (empty if no URL came within 10 s).
 start_server() {
 	local name=$1 _
 	shift
-	"$dash/server" "$@" >"$logs/$name.out" 2>"$logs/$name.err" &
+	rm -f "$logs/$name.url"
+	"$dash/server" --url-file "$logs/$name.url" "$@" >"$logs/$name.out" 2>"$logs/$name.err" &
 	srv_pid=$!
 	pids+=("$srv_pid")
 	srv_url=
 	for _ in $(seq 100); do
-		srv_url=$(head -1 "$logs/$name.out" 2>/dev/null)
+		srv_url=$(head -1 "$logs/$name.url" 2>/dev/null)
 		[ -n "$srv_url" ] && return 0
 		kill -0 "$srv_pid" 2>/dev/null || return 1
 		sleep 0.1
@@ -138,6 +140,11 @@ bcheck() {
 	fi
 }
 echo "# dashboards logs: $logs"
+# The fixture's records, and the rows make run's view makes of them.
+nrec=$(grep -c . "$fixture")
+nrows=$("$py" -c 'import sys; sys.path.insert(0, sys.argv[1]); import json, view
+v = view.View(); n = sum(len(v.add(json.loads(l))) for l in open(sys.argv[2])); print(n + len(v.end()))' \
+	"$dash" "$fixture")
 
 fixture_ok() {
 	"$py" - "$fixture" <<-'EOF'
@@ -148,10 +155,10 @@ fixture_ok() {
 		    types[r["type"]] = types.get(r["type"], 0) + 1
 		print(types)
 		assert types.get("frlockstat", 0) >= 10 and types.get("load", 0) >= 10
-		assert types.get("frlockstat_caller", 0) > 0
+		assert types.get("frlockstat_caller", 0) > 0 and types.get("feed_end") == 1
 	EOF
 }
-check "the fixture is NDJSON with frlockstat, caller and gtod-load lines" fixture_ok
+check "the fixture is NDJSON with frlockstat, caller and gtod-load lines, and its end" fixture_ok
 
 # --- The server's command line ----------------------------------------------
 
@@ -258,7 +265,7 @@ check "server listens on 127.0.0.1 and refuses non-loopback peers and foreign Ho
 # --- The live page, fed by the fixture --------------------------------------
 
 live() {
-	start_server live --once --linger 120 "$fixture" || return 1
+	start_server live --terminal --once --linger 120 "$fixture" || return 1
 	echo "server: $srv_url"
 	browser live "$srv_url" || { cat "$logs/live.browser.err"; return 1; }
 	"$py" "$dash/tests/expect.py" --mode live "$fixture" "$logs/live.json" || return 1
@@ -266,9 +273,14 @@ live() {
 	local rc=$?
 	echo "server exit status: $rc"
 	[ "$rc" = 0 ] && last_line "$logs/live.err" \
-		"frlock-dashboard: 89 records, 0 malformed lines skipped"
+		"frlock-dashboard: $nrec records, 0 malformed lines skipped, 0 of unknown type"
 }
 bcheck "live page draws every chart with the fixture's numbers" live
+# make run's two views of one run: the server's terminal (--terminal) and
+# the page it served, from the same feed.
+bcheck "terminal and page show the same $nrows rows, cell by cell, and the same skipped counts" \
+	"$py" "$dash/tests/same_view.py" --rows "$nrows" \
+	--skipped "skipped: 0 malformed lines, 0 records of unknown type" "$logs/live.out" "$logs/live.json"
 bcheck "live page has no console errors" no_console_errors "$logs/live.json"
 bcheck "live page screenshot saved: $logs/live.png" png_ok "$logs/live.png"
 
@@ -353,7 +365,7 @@ malformed_fifo() {
 	local fifo=$logs/feed.fifo rc
 	rm -f "$fifo"
 	mkfifo "$fifo" || return 1
-	start_server bad --once --linger 120 "$fifo" || return 1
+	start_server bad --terminal --once --linger 120 "$fifo" || return 1
 	# Feed it in pieces cut mid-line, a little at a time, as a guest would.
 	"$py" - "$logs/bad.ndjson" "$fifo" <<-'EOF' &
 		import sys, time
@@ -373,9 +385,45 @@ malformed_fifo() {
 	rc=$?
 	echo "server exit status: $rc"
 	[ "$rc" = 0 ] && last_line "$logs/bad.err" \
-		"frlock-dashboard: 91 records, $nbad malformed lines skipped"
+		"frlock-dashboard: $((nrec + 2)) records, $nbad malformed lines skipped, 2 of unknown type"
 }
 bcheck "malformed lines from a FIFO are skipped and counted (page and stderr)" malformed_fifo
+bcheck "malformed lines and unknown records: the same count on the terminal and the page" \
+	"$py" "$dash/tests/same_view.py" --rows "$nrows" \
+	--skipped "skipped: $nbad malformed lines, 2 records of unknown type" "$logs/bad.out" "$logs/malformed.json"
+
+# --- A guest that stops sending ------------------------------------------------
+
+# Half the fixture, then nothing: within two intervals (1 s each) the
+# terminal and the page must say so, naming the console log; then SIGTERM
+# ends the page's stream.
+stalled() {
+	local feed=$logs/stalled.ndjson bpid t0 t n
+	head -n "$((nrec / 2))" "$fixture" >"$feed"
+	start_server stalled --terminal --interval 1 --console-log /tmp/the-console.log "$feed" || return 1
+	browser stalled "$srv_url" &
+	bpid=$!
+	pids+=("$bpid")
+	# The last line now: the clock of the stall starts here.
+	n=$(grep -c 'no data from the guest' "$logs/stalled.out")
+	t0=$(date +%s.%N)
+	echo '{"type":"load","t":0.5,"dt":0.5,"total":1000,"writes":0}' >>"$feed"
+	for _ in $(seq 80); do
+		[ "$(grep -c 'no data from the guest' "$logs/stalled.out")" -gt "$n" ] && break
+		sleep 0.05
+	done
+	t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	echo "stall reported $t s after the last line was written:"
+	grep 'no data from the guest' "$logs/stalled.out" || return 1
+	awk -v t="$t" 'BEGIN { exit !(t <= 2.0) }' || return 1
+	sleep 2
+	kill -TERM "$srv_pid"
+	wait "$bpid" || { cat "$logs/stalled.browser.err"; return 1; }
+	wait_exit "$srv_pid" 10 || return 1
+	"$py" "$dash/tests/same_view.py" --stall "console log: /tmp/the-console.log" \
+		"$logs/stalled.out" "$logs/stalled.json"
+}
+bcheck "a feed that stops is reported within two intervals on the terminal and the page, naming the console log" stalled
 
 # --- Following a growing file -------------------------------------------------
 
@@ -455,7 +503,7 @@ follow() {
 	echo "server exit status after SIGTERM: $rc"
 	cmp "$fixture" "$logs/saved.ndjson" && echo "--save kept every line" || return 1
 	[ "$rc" = 0 ] && last_line "$logs/follow.err" \
-		"frlock-dashboard: 89 records, 0 malformed lines skipped"
+		"frlock-dashboard: $nrec records, 0 malformed lines skipped, 0 of unknown type"
 }
 check "server follows a growing file (tail -f), streams each new line, --save, SIGTERM" follow
 
@@ -464,7 +512,7 @@ check "server follows a growing file (tail -f), streams each new line, --save, S
 report=$logs/report.html
 check "report writes one HTML file from the fixture" \
 	bash -c "'$dash/report' -o '$report' '$fixture' 2>'$logs/report.err' &&
-		tail -1 '$logs/report.err' | grep -qx 'frlock-report: 89 records, 0 malformed lines skipped'"
+		tail -1 '$logs/report.err' | grep -qx 'frlock-report: $nrec records, 0 malformed lines skipped'"
 
 self_contained() {
 	"$py" - "$report" "$chartjs" <<-'EOF'
@@ -492,14 +540,14 @@ bcheck "report screenshot saved: $logs/report.png" png_ok "$logs/report.png"
 report_malformed() {
 	"$dash/report" -o "$logs/bad.html" "$logs/bad.ndjson" 2>"$logs/bad-report.err" || return 1
 	last_line "$logs/bad-report.err" \
-		"frlock-report: 91 records, $nbad malformed lines skipped" || return 1
-	"$py" - "$logs/bad.html" "$nbad" <<-'EOF'
+		"frlock-report: $((nrec + 2)) records, $nbad malformed lines skipped" || return 1
+	"$py" - "$logs/bad.html" "$nbad" "$((nrec + 2))" <<-'EOF'
 		import json, re, sys
 		html = open(sys.argv[1], encoding="utf-8").read()
 		m = re.search(r'<script type="application/json" id="frlock-data">(.*?)</script>', html, re.S)
 		d = json.loads(m.group(1))
 		print("inlined: %d records, %d malformed: %s" % (len(d["records"]), d["malformed"], d["reasons"]))
-		assert d["malformed"] == int(sys.argv[2]) and len(d["records"]) == 91
+		assert d["malformed"] == int(sys.argv[2]) and len(d["records"]) == int(sys.argv[3])
 	EOF
 }
 check "report skips and counts malformed lines" report_malformed

@@ -36,6 +36,8 @@
 			drawn = -1;
 		}
 		instance = h.instance;
+		dash.model.rows = [];       // the server sends every row again
+		drawn = -1;
 		source = h.source;
 		dash.status('live: following ' + source, 'ok');
 	});
@@ -45,6 +47,12 @@
 			dash.model.add(r);
 		if (dash.state.renders === 1)
 			draw();             // the first data at once, then every second
+	});
+	es.addEventListener('rows', e => {
+		lastEvent = Date.now();
+		for (const r of JSON.parse(e.data))
+			dash.model.addRow(r);
+		draw();
 	});
 	es.addEventListener('stats', e => {
 		const s = JSON.parse(e.data);

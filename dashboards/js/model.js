@@ -85,6 +85,12 @@
 			this.version = 0;
 		}
 
+		// A row of dashboards/view.py, sent apart from the records.
+		addRow(r) {
+			this.version++;
+			this.rows.push(r);
+		}
+
 		lock(name) {
 			let l = this.locks.get(name);
 			if (!l) {
@@ -100,10 +106,6 @@
 
 		add(r) {
 			this.version++;
-			if (r && r.type === 'view_row') {
-				this.rows.push(r);
-				return;
-			}
 			this.counts.records++;
 			if (!r || typeof r !== 'object') {
 				this.counts.ignored++;

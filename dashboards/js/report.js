@@ -9,7 +9,7 @@
 	for (const r of data.records)
 		dash.model.add(r);
 	for (const r of data.rows || [])
-		dash.model.add(r);
+		dash.model.addRow(r);
 	dash.model.malformed = data.malformed;
 	dash.model.skipped = data.skipped || '';
 	dash.state.ended = true;

@@ -32,7 +32,8 @@ def load_feed(path):
 
 
 def expected(recs):
-    counts = {"frlockstat": 0, "frlockstat_caller": 0, "load": 0, "load_summary": 0}
+    counts = {"frlockstat": 0, "frlockstat_caller": 0, "load": 0, "load_summary": 0,
+              "feed_end": 0}
     ignored = 0
     for r in recs:
         if r.get("type") in counts:
