@@ -19,22 +19,9 @@ logs=${1:-$(mktemp -d /tmp/frlock-dashboards.XXXXXX)}
 mkdir -p "$logs" || exit 2
 chartjs=${FRLOCK_CHARTJS:-/usr/share/javascript/chart.js/chart.min.js}
 
-failed=0
-ok() { echo "ok - dashboards: $*"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - dashboards: $*"; }
-skip() { echo "skip - dashboards: $*"; }
-# check DESC CMD...: run CMD with its output in a log, report the result.
-check() {
-	local desc=$1 log
-	shift
-	log=$logs/$(echo "$desc" | tr -c 'A-Za-z0-9_.-' '_' | cut -c1-80).log
-	if "$@" >"$log" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc (log: $log)"
-		sed 's/^/#   /' "$log" | tail -15
-	fi
-}
+TEST_PREFIX="dashboards: "
+# shellcheck source=tests/lib.sh
+. "$top/tests/lib.sh"
 
 pids=()
 cleanup() {

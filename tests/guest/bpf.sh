@@ -16,18 +16,6 @@ B=$REPO/bpf
 # shellcheck source=bpf/tool-wait.sh
 . /opt/frlock/bpf/tool-wait.sh
 
-# expect_fail STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stderr,
-# in one line before any usage lines.
-expect_fail() {
-	want=$1 text=$2
-	shift 2
-	"$@" >"$tmp/ef.out" 2>"$tmp/ef.err"
-	rc=$?
-	cat "$tmp/ef.err"
-	[ "$rc" -eq "$want" ] || { echo "exit status $rc, wanted $want"; return 1; }
-	head -1 "$tmp/ef.err" | grep -q -- "$text" || { echo "first line lacks '$text'"; return 1; }
-}
-
 mode=${1:-all}
 case $mode in all | vdso) ;; *) echo "usage: bpf.sh [all|vdso]" >&2; exit 2 ;; esac
 if [ ! -d /sys/kernel/tracing/events/frlock ]; then
