@@ -60,13 +60,13 @@ kernel-kcsan: deps
 	kernel/build --variant kcsan
 
 rootfs: deps
-	guest-rootfs/mkrootfs
+	host/mkrootfs
 
 bpf: deps
 	$(MAKE) -C bpf
 
 # make run [DURATION=s] [THREADS=n] [VIA=syscall|vdso] [WRITERS=w/s] [INTERVAL=s]:
-# bpf/frlock-run checks the knobs first (exit 2), then installs, builds and
+# host/frlock-run checks the knobs first (exit 2), then installs, builds and
 # boots; see bpf/README.md.
 run:
 	@args=(--duration '$(subst ','\'',$(DURATION))' --threads '$(subst ','\'',$(THREADS))' \
@@ -74,13 +74,13 @@ run:
 		--interval '$(subst ','\'',$(INTERVAL))' --tool '$(subst ','\'',$(TOOL))' \
 		--smp '$(subst ','\'',$(SMP))' --mem '$(subst ','\'',$(MEM))' \
 		--accel '$(subst ','\'',$(ACCEL))'); \
-	bpf/frlock-run --check "$${args[@]}" && \
+	host/frlock-run --check "$${args[@]}" && \
 	$(MAKE) --no-print-directory deps && \
-	bpf/frlock-run "$${args[@]}"
+	host/frlock-run "$${args[@]}"
 
 shell: deps
 	@kernel=$$(kernel/build --variant frlock) && \
-	guest-rootfs/run-guest --kernel "$$kernel" --smp $(SMP) --mem $(MEM) --accel $(ACCEL) --timeout 0
+	host/run-guest --kernel "$$kernel" --smp $(SMP) --mem $(MEM) --accel $(ACCEL) --timeout 0
 
 test: deps
 	tests/run

@@ -1,6 +1,6 @@
 # Checks that boot the QEMU guest. Sourced by tests/run.
 
-run_guest=$top/guest-rootfs/run-guest
+run_guest=$top/host/run-guest
 [ -n "${kernel:-}" ] || kernel=$("$top/kernel/build" --variant frlock --quiet)
 
 # The libbpf tools, against the frlock kernel's BTF; the guest sees them

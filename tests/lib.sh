@@ -103,7 +103,7 @@ guest_job() {
 	shift 2
 	_g_t0=$(date +%s)
 	progress "guest $_g_name" "$logs/guest-$_g_name.out"
-	"$top/guest-rootfs/run-guest" "$@" >"$logs/guest-$_g_name.out" 2>"$logs/guest-$_g_name.err"
+	"$top/host/run-guest" "$@" >"$logs/guest-$_g_name.out" 2>"$logs/guest-$_g_name.err"
 	_g_rc=$?
 	progress_end
 	relay <"$logs/guest-$_g_name.out"

@@ -48,24 +48,24 @@ make_run_refuses SMP=two "SMP must be"
 make_run_refuses MEM=100 "MEM must be"
 make_run_refuses ACCEL=xen "ACCEL must be auto, kvm or tcg"
 
-if "$top/bpf/frlock-run" --check >"$tmp/out" 2>&1; then
-	ok "bpf/frlock-run --check accepts the defaults"
+if "$top/host/frlock-run" --check >"$tmp/out" 2>&1; then
+	ok "host/frlock-run --check accepts the defaults"
 else
-	not_ok "bpf/frlock-run --check accepts the defaults"
+	not_ok "host/frlock-run --check accepts the defaults"
 	sed 's/^/#   /' "$tmp/out"
 fi
-if "$top/bpf/frlock-run" --check --duration 5 --threads 1 --via vdso --writers 0 \
+if "$top/host/frlock-run" --check --duration 5 --threads 1 --via vdso --writers 0 \
 	--interval 5 >"$tmp/out" 2>&1; then
-	ok "bpf/frlock-run --check accepts good values of every knob"
+	ok "host/frlock-run --check accepts good values of every knob"
 else
-	not_ok "bpf/frlock-run --check accepts good values of every knob"
+	not_ok "host/frlock-run --check accepts good values of every knob"
 	sed 's/^/#   /' "$tmp/out"
 fi
-"$top/bpf/frlock-run" --bogus x >"$tmp/out" 2>&1
+"$top/host/frlock-run" --bogus x >"$tmp/out" 2>&1
 rc=$?
 if [ "$rc" -eq 2 ] && grep -q "unknown option '--bogus'" "$tmp/out"; then
-	ok "bpf/frlock-run: an unknown option is refused (exit 2)"
+	ok "host/frlock-run: an unknown option is refused (exit 2)"
 else
-	not_ok "bpf/frlock-run: an unknown option is refused (exit $rc)"
+	not_ok "host/frlock-run: an unknown option is refused (exit $rc)"
 fi
 [ "$failed" -eq 0 ]
