@@ -45,6 +45,7 @@ make_run_refuses INTERVAL=0 "INTERVAL must be"
 make_run_refuses INTERVAL=30 "INTERVAL (30 s) must not be longer than DURATION (20 s)"
 make_run_refuses TOOL=hold "TOOL is gone: make run attaches frlockstat alone"
 make_run_refuses SMP=two "SMP must be"
+make_run_refuses SMP=256 "SMP must be a number of guest vCPUs from 1 to 255"
 make_run_refuses MEM=100 "MEM must be"
 make_run_refuses ACCEL=xen "ACCEL must be auto, kvm or tcg"
 
