@@ -429,8 +429,9 @@ static void print_text_pct(const struct hist *h)
 		slot = hist_percentile(h->slots, MAX_SLOTS, pcts[i]);
 		if (slot < 0)
 			return;
-		printf("  %s <= ", names[i]);
-		print_slot_bound(stdout, hist_slot_max(slot));
+		printf("  %s %s ", names[i], slot < 2 ? "=" : "<");
+		print_slot_bound(stdout, slot < 2 ? (unsigned long long)slot :
+				 hist_slot_max(slot) + 1);
 	}
 	printf("\n");
 }
