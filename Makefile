@@ -27,7 +27,7 @@ DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 	libelf-dev libssl-dev dwarves git python3 python3-ply python3-git \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
 	zlib1g-dev clang llvm libjs-chart.js chromium kmod sparse gdb \
-	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps
+	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps python3-websocket
 
 .PHONY: all deps kernel kernel-stock kernel-lockdep kernel-kcsan rootfs bpf run shell \
 	test test-host test-guest test-long bench
