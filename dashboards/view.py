@@ -5,7 +5,7 @@ Both renderers of make run read the same records (parsed once, by feed.py)
 and draw the figures of this module: one row per frlockstat interval of
 the lock on show, with the cells already formatted. The terminal prints the
 cells, the page puts the same strings in its table, so the two cannot
-disagree (tests/dashboards.sh checks that they do not).
+disagree (dashboards/tests/run.sh checks that they do not).
 
 A row's figures:
   reads/s     gtod-load's gettimeofday calls/s over the interval's window
