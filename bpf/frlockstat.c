@@ -436,16 +436,28 @@ static void print_text_pct(const struct hist *h)
 	printf("\n");
 }
 
+static struct timespec last_print;	/* CLOCK_MONOTONIC of the last print */
+
+static void print_interval_start(void)
+{
+	clock_gettime(CLOCK_MONOTONIC, &last_print);
+}
+
 static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 {
 	int fd = bpf_map__fd(obj->maps.stats);
 	unsigned long long key, next, *prev = NULL;
 	struct lock_stat st, d;
-	struct timespec now;
+	struct timespec now, mono;
 	char ts[32];
 	bool any = false;
+	double dt;
 
 	clock_gettime(CLOCK_REALTIME, &now);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	/* The interval really covered: the first from the attach, the last to Ctrl-C. */
+	dt = (mono.tv_sec - last_print.tv_sec) + (mono.tv_nsec - last_print.tv_nsec) / 1e9;
+	last_print = mono;
 	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now.tv_sec));
 	if (!env.json && env.timestamp)
 		printf("%s\n", ts);
@@ -461,10 +473,10 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 			print_callers(obj, key, st.name, ksyms);
 		if (env.json) {
 			printf("{\"type\":\"frlockstat\",\"time\":\"%s\",\"ts\":%lld.%03ld,"
-			       "\"interval_s\":%ld,\"lock\":\"%s\",\"addr\":\"0x%llx\","
+			       "\"interval_s\":%ld,\"dt\":%.3f,\"lock\":\"%s\",\"addr\":\"0x%llx\","
 			       "\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu,",
 			       ts, (long long)now.tv_sec, now.tv_nsec / 1000000, env.interval,
-			       st.name, key, d.writes, d.retried_reads, d.retries);
+			       dt, st.name, key, d.writes, d.retried_reads, d.retries);
 			printf("\"total\":{\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu},",
 			       st.writes, st.retried_reads, st.retries);
 			printf("\"hold_ns\":");
@@ -547,6 +559,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "frlockstat: failed to attach BPF programs: %d\n", err);
 		goto cleanup;
 	}
+	print_interval_start();
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
 	/* With -j the banner goes to stderr: it tells a script we are attached. */

@@ -184,7 +184,9 @@ class View:
             rows.append(row)
         return rows
 
-    def _reads_per_s(self, t0, t1):
+    def _reads(self, t0, t1):
+        """gtod-load's reads in (t0, t1]: each load line's rate times the
+        part of its window in there; and the seconds those windows cover."""
         reads = covered = 0.0
         for p in self.loads:
             end = self._load_ts(p)
@@ -194,22 +196,23 @@ class View:
             if o > 0:
                 reads += p["total"] * o
                 covered += o
-        return reads / covered if covered > 0 else None
+        return reads, covered
 
     def _row(self, iv):
         rec = iv["rec"]
-        dt = rec["interval_s"]
-        reads_s = self._reads_per_s(rec["ts"] - dt, rec["ts"])
+        dt = rec.get("dt") or rec["interval_s"]     # what it really covered
+        reads, covered = self._reads(rec["ts"] - dt, rec["ts"])
+        reads_s = reads / covered if covered > 0 else None
         site = [c for c in iv["callers"]
                 if c["kind"] == "read" and c["caller"].startswith(READ_SITE)]
         retried = sum(c["count"] for c in site) if iv["callers"] else rec["retried_reads"]
         share = None
-        if reads_s and self.via != "vdso":
-            share = max(0.0, 1.0 - retried / (reads_s * dt))
+        if reads and self.via != "vdso":
+            share = max(0.0, 1.0 - retried / reads)
         pct = rec.get("hold_ns_pct") or percentiles(rec["hold_ns"]) or {}
         row = {
             "lock": iv["lock"], "time": rec.get("time", ""), "ts": rec["ts"],
-            "interval_s": dt, "reads_s": reads_s, "no_retry": share,
+            "interval_s": round(dt, 3), "reads_s": reads_s, "no_retry": share,
             "retried_site": retried, "site": "site" if iv["callers"] else "lock",
             "retried_s": rec["retried_reads"] / dt, "writes_s": rec["writes"] / dt,
             "hold_p50": pct.get("p50"), "hold_p99": pct.get("p99"),

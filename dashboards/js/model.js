@@ -135,7 +135,7 @@
 			this.counts.frlockstat++;
 			const l = this.lock(r.lock);
 			l.addr = r.addr || l.addr;
-			const iv = { ts: r.ts, interval: r.interval_s, time: r.time || '',
+			const iv = { ts: r.ts, interval: num(r.dt) && r.dt > 0 ? r.dt : r.interval_s, time: r.time || '',
 				writes: r.writes || 0, retried_reads: r.retried_reads || 0,
 				retries: r.retries || 0, hist: {} };
 			for (const k of HISTS) {
