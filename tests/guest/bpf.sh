@@ -186,15 +186,19 @@ check "the tools stop on Ctrl-C while the load runs, and the load completes" sto
 # Standalone, in text mode as a user runs them: each interval prints the
 # histograms (bpftrace's own drawing), and Ctrl-C ends with the totals.
 standalone() {
-	bpftrace "$B/frlock-$1.bt" 1 >"$tmp/text.out" 2>&1 &
+	# Emptied here, not by the redirection of a background job, which
+	# may come after the wait has read the previous run's banner.
+	out=$tmp/text-$1.out
+	: >"$out"
+	bpftrace "$B/frlock-$1.bt" 1 >"$out" 2>&1 &
 	p=$!
-	wait_attached $p "$tmp/text.out" '^Tracing' 1800 || return 1
+	wait_attached $p "$out" '^Tracing' 1800 || return 1
 	gtod-load -t 2 -d 3 -w 200 -i 0 -q >/dev/null 2>&1
 	kill -INT $p
 	wait_sigint $p || return 1
-	cat "$tmp/text.out"
-	[ "$(grep -c '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] ' "$tmp/text.out")" -ge 2 ] &&
-		grep -q "^$2" "$tmp/text.out" && grep -q '^\[[0-9KM, ]*)\? *[0-9]* |@' "$tmp/text.out"
+	cat "$out"
+	[ "$(grep -c '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] ' "$out")" -ge 2 ] &&
+		grep -q "^$2" "$out" && grep -q '^\[[0-9KM, ]*[])] *[0-9]* |@' "$out"
 }
 check "frlock-hold.bt 1, as text: a histogram per writer every second, Ctrl-C ends it" \
 	standalone hold '@hold_ns\[tk_core.lock, timekeeping_advance\]: '
@@ -252,7 +256,7 @@ tsc | kvm-clock) vdso_checks ;;
 		skip "--via vdso: clocksource $clocksource, which the vDSO cannot read: it falls back to the syscall (run bpf.sh vdso on a guest booted with tsc=reliable)"
 	fi
 	check "frlock-watch --via vdso warns that clocksource $clocksource sends vDSO reads to the kernel" \
-		sh -c "'$B/frlock-watch' -d 1 -t 1 -w 0 --via vdso -o '$tmp/w2.ndjson' 2>&1 |
+		sh -c "'$REPO/guest/frlock-watch' -d 1 -t 1 -w 0 --via vdso -o '$tmp/w2.ndjson' 2>&1 |
 			grep -q 'clocksource $clocksource'"
 	;;
 esac
@@ -262,7 +266,7 @@ esac
 # --- frlock-watch, the guest side of make run ----------------------------------
 
 watch_run() {
-	"$B/frlock-watch" -d 4 -t 2 -w 200 -i 1 -o "$tmp/feed.ndjson" >"$tmp/watch.out" 2>&1
+	"$REPO/guest/frlock-watch" -d 4 -t 2 -w 200 -i 1 -o "$tmp/feed.ndjson" >"$tmp/watch.out" 2>&1
 }
 if watch_run; then ok "frlock-watch ran"; else not_ok "frlock-watch ran"; fi
 sed 's/^/  watch: /' "$tmp/watch.out"
@@ -287,9 +291,9 @@ check "gtod-load --via foo is refused (exit 2)" expect_fail 2 "gtod-load: unknow
 check "gtod-load -w -5 is refused (exit 2)" expect_fail 2 "gtod-load: invalid" gtod-load -w -5
 check "gtod-load --bogus is refused (exit 2)" expect_fail 2 "gtod-load: unknown option" gtod-load --bogus
 check "frlock-watch -i 0 is refused (exit 2)" expect_fail 2 "frlock-watch: -i wants" \
-	"$B/frlock-watch" -i 0
+	"$REPO/guest/frlock-watch" -i 0
 check "frlock-watch --via foo is refused (exit 2)" expect_fail 2 "frlock-watch: --via wants" \
-	"$B/frlock-watch" --via foo
+	"$REPO/guest/frlock-watch" --via foo
 
 rm -rf "$tmp"
 exit 0
