@@ -40,25 +40,30 @@ gtod_rate() {
 #   bpftrace    the two bpftrace tools of bpf/, frlock-hold.bt and
 #               frlock-retries.bt (the syscall counting of the latter)
 attach() {
-	tools=
+	tools= outs=
 	case $1 in
 	frlockstat | makerun)
 		opt=
 		[ "$1" = frlockstat ] || opt=-c
+		outs=$tmp/tool-frlockstat.out
+		: >"$outs"
 		# shellcheck disable=SC2086
-		"$top/bpf/.output/frlockstat" -j $opt 1 >/dev/null 2>"$tmp/tool-1.out" &
+		"$top/bpf/.output/frlockstat" -j $opt 1 >/dev/null 2>"$outs" &
 		tools=$! ;;
 	bpftrace)
 		for t in hold retries; do
+			# Emptied here: the background job's redirection may come
+			# after the wait below has read an older banner.
+			: >"$tmp/tool-$t.out"
 			bpftrace "$top/bpf/frlock-$t.bt" 1 >"$tmp/tool-$t.out" 2>&1 &
-			tools="$tools $!"
+			tools="$tools $!" outs="$outs $tmp/tool-$t.out"
 		done ;;
 	esac
 	pids=$tools
 	set -- $tools
-	for f in "$tmp"/tool-*.out; do
+	for f in $outs; do
 		wait_attached "$1" "$f" '^Tracing' 1200 ||
-			die "$1 did not attach within 120 s: $(tail -1 "$f")"
+			die "$1 did not attach within 120 s: $(tail -n 1 "$f")"
 		shift
 	done
 }
