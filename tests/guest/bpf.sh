@@ -215,6 +215,7 @@ fi # all
 # which is not the load): a kfunc on ktime_get_real_ts64 hung the TCG guest
 # when detached.
 vdso_probe() {
+	: >"$tmp/vdso.json"
 	bpftrace -f json -e '
 		BEGIN { printf("go\n"); }
 		tracepoint:syscalls:sys_enter_gettimeofday /comm == "gtod-load"/ {
@@ -224,7 +225,7 @@ vdso_probe() {
 			@read_events[ksym(args->caller)] = count(); }' \
 		>"$tmp/vdso.json" 2>"$tmp/vdso.err" &
 	p=$!
-	while ! grep -q '"go' "$tmp/vdso.json"; do kill -0 $p 2>/dev/null || break; sleep 0.2; done
+	wait_attached $p "$tmp/vdso.json" '"go' 1800
 	gtod-load -t 2 -d 3 -w 0 --via "$1" -i 0 -q >"$tmp/vdso.load" 2>&1
 	kill -INT $p
 	wait_sigint $p
