@@ -4,9 +4,13 @@
  *		read and the time readers lose to retries.
  *
  * Reads the frlock tracepoints of the frlock kernel (tp_btf, or raw_tp
- * where tp_btf cannot attach). Overhead: one short BPF program per write
- * section begin and end and per retry; reads that do not retry cost
- * nothing.
+ * where tp_btf cannot attach). The BPF maps hold running totals since it
+ * attached and are never cleared; each interval prints the difference
+ * between two reads of them (no event is lost between a print and a
+ * clear), with the p50, p99 and max bucket of each histogram, and in JSON
+ * the running totals too. Overhead: one short BPF program per write
+ * section begin and end, per retry and per retried read; reads that do not
+ * retry cost nothing (make bench measures it).
  */
 #include <argp.h>
 #include <ctype.h>
