@@ -28,7 +28,8 @@ DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 	libelf-dev libssl-dev dwarves git python3 python3-ply python3-git \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
 	zlib1g-dev clang llvm libjs-chart.js chromium kmod sparse gdb \
-	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps iproute2 prometheus
+	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps python3-websocket \
+	iproute2 prometheus
 
 # Packages whose Debian service would listen on every address: when make
 # deps installs them, it stops and disables that service.
@@ -71,27 +72,27 @@ kernel-kcsan: deps
 	kernel/build --variant kcsan
 
 rootfs: deps
-	guest-rootfs/mkrootfs
+	host/mkrootfs
 
 bpf: deps
 	$(MAKE) -C bpf
 
-# make run [DURATION=s] [THREADS=n] [VIA=syscall|vdso] [WRITERS=w/s] [INTERVAL=s]
-#          [TOOL=retries|hold|summary|all]: bpf/frlock-run checks the knobs
-# first (exit 2), then installs, builds and boots; see bpf/README.md.
+# make run [DURATION=s] [THREADS=n] [VIA=syscall|vdso] [WRITERS=w/s] [INTERVAL=s]:
+# host/frlock-run checks the knobs first (exit 2), then installs, builds and
+# boots; see bpf/README.md.
 run:
 	@args=(--duration '$(subst ','\'',$(DURATION))' --threads '$(subst ','\'',$(THREADS))' \
 		--via '$(subst ','\'',$(VIA))' --writers '$(subst ','\'',$(WRITERS))' \
 		--interval '$(subst ','\'',$(INTERVAL))' --tool '$(subst ','\'',$(TOOL))' \
 		--smp '$(subst ','\'',$(SMP))' --mem '$(subst ','\'',$(MEM))' \
 		--accel '$(subst ','\'',$(ACCEL))'); \
-	bpf/frlock-run --check "$${args[@]}" && \
+	host/frlock-run --check "$${args[@]}" && \
 	$(MAKE) --no-print-directory deps && \
-	bpf/frlock-run "$${args[@]}"
+	host/frlock-run "$${args[@]}"
 
 shell: deps
 	@kernel=$$(kernel/build --variant frlock) && \
-	guest-rootfs/run-guest --kernel "$$kernel" --smp $(SMP) --mem $(MEM) --accel $(ACCEL) --timeout 0
+	host/run-guest --kernel "$$kernel" --smp $(SMP) --mem $(MEM) --accel $(ACCEL) --timeout 0
 
 test: deps
 	tests/run
@@ -112,8 +113,10 @@ TORTURE_S ?= 300
 test-long: deps
 	tests/run --long '$(subst ','\'',$(TORTURE_S))'
 
-# make bench [RUNS=n] [SECS=s]: bench/run checks its arguments itself.
+# make bench [RUNS=n] [PAIRS=n] [SECS=s]: bench/run checks its arguments itself.
 RUNS ?= 5
+PAIRS ?= 10
 SECS ?= 5
 bench: deps
-	bench/run --runs '$(subst ','\'',$(RUNS))' --seconds '$(subst ','\'',$(SECS))'
+	bench/run --runs '$(subst ','\'',$(RUNS))' --pairs '$(subst ','\'',$(PAIRS))' \
+		--seconds '$(subst ','\'',$(SECS))'

@@ -5,15 +5,16 @@
 #
 # usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS	frlock_bench: read, lockout, write
 #        guest.sh gtod KERNEL SECONDS RUN		gettimeofday(2) calls/s, 2 threads
-#        guest.sh tracing SECONDS REPEATS		the same with each tracer attached
+#        guest.sh tracing SECONDS PAIRS		the same, nothing attached against
+#							each tracer attached, PAIRS times
 here=$(cd "$(dirname "$0")" && pwd)
 top=${here%/bench}
 tmp=$(mktemp -d /tmp/bench.XXXXXX)
 pids=
 trap 'for p in $pids; do kill -INT $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
-usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS | gtod KERNEL SECONDS RUN | tracing SECONDS REPEATS" >&2; exit 2; }
+usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS | gtod KERNEL SECONDS RUN | tracing SECONDS PAIRS" >&2; exit 2; }
 die() { echo "guest.sh: $*" >&2; exit 1; }
-. "$top/bpf/tool-wait.sh"
+. "$top/guest/lib.sh"
 num() { case $1 in '' | *[!0-9]*) usage ;; esac; }
 
 # modprobe frlock_bench PARAMS...: the module's result lines, as bench lines.
@@ -33,35 +34,38 @@ gtod_rate() {
 }
 
 # attach TOOL: start a tracer and wait until its probes are in place.
-# bpftrace means the three bpftrace tools of bpf/, as make run attaches them.
+#   frlockstat  frlockstat -j 1: its programs and its once-a-second poll
+#   makerun     frlockstat -j -c 1: everything make run attaches (the call
+#               sites too); its lines go to the feed there, to /dev/null here
+#   bpftrace    the two bpftrace tools of bpf/, frlock-hold.bt and
+#               frlock-retries.bt (the syscall counting of the latter)
 attach() {
 	tools= outs=
 	case $1 in
+	frlockstat | makerun)
+		opt=
+		[ "$1" = frlockstat ] || opt=-c
+		outs=$tmp/tool-frlockstat.out
+		: >"$outs"
+		# shellcheck disable=SC2086
+		"$top/bpf/.output/frlockstat" -j $opt 1 >/dev/null 2>"$outs" &
+		tools=$! ;;
 	bpftrace)
-		for t in retries hold summary; do
+		for t in hold retries; do
+			# Emptied here: the background job's redirection may come
+			# after the wait below has read an older banner.
+			: >"$tmp/tool-$t.out"
 			bpftrace "$top/bpf/frlock-$t.bt" 1 >"$tmp/tool-$t.out" 2>&1 &
 			tools="$tools $!" outs="$outs $tmp/tool-$t.out"
-		done
-		pattern='^Attaching' ;;
-	frlockstat)
-		"$top/bpf/.output/frlockstat" -j 1 >"$tmp/tool-frlockstat.out" 2>&1 &
-		tools=$! outs=$tmp/tool-frlockstat.out
-		pattern='^Tracing' ;;
+		done ;;
 	esac
 	pids=$tools
-	n=0
+	set -- $tools
 	for f in $outs; do
-		while ! grep -q "$pattern" "$f" 2>/dev/null; do
-			for p in $tools; do
-				kill -0 "$p" 2>/dev/null || die "$1 did not start: $(tail -1 "$f")"
-			done
-			n=$((n + 1))
-			[ $n -lt 1200 ] || die "$1 did not attach within 120 s"
-			sleep 0.1
-		done
+		wait_attached "$1" "$f" '^Tracing' 1200 ||
+			die "$1 did not attach within 120 s: $(tail -n 1 "$f")"
+		shift
 	done
-	# bpftrace prints "Attaching" before the last probe is in: settle.
-	sleep 1
 }
 
 detach() {
@@ -103,18 +107,28 @@ gtod)
 	echo "bench gtod kernel=$2 run=$4 calls_per_s=$(gtod_rate "$3")"
 	;;
 tracing)
+	# Pairs inside one boot: nothing attached, then the tool (or the tool
+	# first, every other pair), so that the guest's and the host's drift
+	# falls on both sides of each ratio.
 	[ $# -eq 3 ] || usage
 	num "$2"; num "$3"
-	rep=1
-	while [ $rep -le "$3" ]; do
-		echo "bench tracing tool=none rep=$rep calls_per_s=$(gtod_rate "$2")"
-		attach bpftrace
-		echo "bench tracing tool=bpftrace rep=$rep calls_per_s=$(gtod_rate "$2")"
-		detach
-		attach frlockstat
-		echo "bench tracing tool=frlockstat rep=$rep calls_per_s=$(gtod_rate "$2")"
-		detach
-		rep=$((rep + 1))
+	pair=1
+	while [ $pair -le "$3" ]; do
+		for tool in frlockstat makerun bpftrace; do
+			if [ $((pair % 2)) = 1 ]; then
+				none=$(gtod_rate "$2")
+				attach $tool
+				with=$(gtod_rate "$2")
+				detach
+			else
+				attach $tool
+				with=$(gtod_rate "$2")
+				detach
+				none=$(gtod_rate "$2")
+			fi
+			echo "bench tracing tool=$tool pair=$pair none=$none with=$with"
+		done
+		pair=$((pair + 1))
 	done
 	;;
 *) usage ;;

@@ -8,6 +8,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "bits.bpf.h"
+#include "maps.bpf.h"
 #include "frlockstat.h"
 
 /* Set by userspace before load. */
@@ -68,7 +69,7 @@ static __always_inline bool name_matches(const char *name)
 }
 
 /* The lock's stats, created with its name on first sight; NULL if filtered. */
-static __always_inline struct lock_stat *lock_stat(const frlock_t *fl)
+static __always_inline struct lock_stat *lock_stat_of(const frlock_t *fl)
 {
 	u64 key = (u64)fl;
 	struct lock_stat *st;
@@ -102,17 +103,14 @@ static __always_inline void caller_add(const frlock_t *fl, unsigned long caller,
 				       unsigned int kind, u64 ns)
 {
 	struct caller_key key = { .lock = (u64)fl, .caller = caller, .kind = kind };
-	struct caller_stat zero = {}, *cs;
+	static const struct caller_stat zero;
+	struct caller_stat *cs;
 
 	if (!per_caller)
 		return;
-	cs = bpf_map_lookup_elem(&callers, &key);
-	if (!cs) {
-		bpf_map_update_elem(&callers, &key, &zero, BPF_NOEXIST);
-		cs = bpf_map_lookup_elem(&callers, &key);
-		if (!cs)
-			return;
-	}
+	cs = bpf_map_lookup_or_try_init(&callers, &key, &zero);
+	if (!cs)
+		return;
 	__sync_fetch_and_add(&cs->count, 1);
 	__sync_fetch_and_add(&cs->total_ns, ns);
 }
@@ -121,7 +119,7 @@ static __always_inline int on_write_begin(const frlock_t *fl)
 {
 	u64 key = (u64)fl, now = bpf_ktime_get_ns();
 
-	if (!lock_stat(fl))
+	if (!lock_stat_of(fl))
 		return 0;
 	bpf_map_update_elem(&write_start, &key, &now, BPF_ANY);
 	return 0;
@@ -137,7 +135,7 @@ static __always_inline int on_write_end(const frlock_t *fl, unsigned long caller
 		return 0;	/* began before we attached */
 	ns = bpf_ktime_get_ns() - *start;
 	bpf_map_delete_elem(&write_start, &key);
-	st = lock_stat(fl);
+	st = lock_stat_of(fl);
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->writes, 1);
@@ -150,7 +148,7 @@ static __always_inline int on_read_retry(const frlock_t *fl, unsigned int retrie
 					 unsigned long caller)
 {
 	struct read_key key = { .lock = (u64)fl, .pid = (u32)bpf_get_current_pid_tgid() };
-	struct lock_stat *st = lock_stat(fl);
+	struct lock_stat *st = lock_stat_of(fl);
 	u64 now;
 
 	if (!st)
@@ -164,11 +162,12 @@ static __always_inline int on_read_retry(const frlock_t *fl, unsigned int retrie
 	return 0;
 }
 
-static __always_inline int on_read_done(const frlock_t *fl, unsigned int retries)
+static __always_inline int on_read_done(const frlock_t *fl, unsigned int retries,
+					unsigned long caller)
 {
 	struct read_key key = { .lock = (u64)fl, .pid = (u32)bpf_get_current_pid_tgid() };
-	struct lock_stat *st = lock_stat(fl);
-	u64 *start;
+	struct lock_stat *st = lock_stat_of(fl);
+	u64 *start, lost = 0;
 
 	if (!st)
 		return 0;
@@ -176,9 +175,11 @@ static __always_inline int on_read_done(const frlock_t *fl, unsigned int retries
 	hist_add(&st->retries_per_read, retries);
 	start = bpf_map_lookup_elem(&read_start, &key);
 	if (start) {
-		hist_add(&st->lost_ns, bpf_ktime_get_ns() - *start);
+		lost = bpf_ktime_get_ns() - *start;
+		hist_add(&st->lost_ns, lost);
 		bpf_map_delete_elem(&read_start, &key);
 	}
+	caller_add(fl, caller, CALLER_READ, lost);
 	return 0;
 }
 
@@ -203,7 +204,7 @@ int BPF_PROG(tp_btf_read_retry, const frlock_t *fl, unsigned int retries, unsign
 SEC("tp_btf/frlock_read_done")
 int BPF_PROG(tp_btf_read_done, const frlock_t *fl, unsigned int retries, unsigned long caller)
 {
-	return on_read_done(fl, retries);
+	return on_read_done(fl, retries, caller);
 }
 
 /* Fallbacks for kernels that cannot attach tp_btf programs. */
@@ -228,7 +229,7 @@ int BPF_PROG(raw_tp_read_retry, const frlock_t *fl, unsigned int retries, unsign
 SEC("raw_tp/frlock_read_done")
 int BPF_PROG(raw_tp_read_done, const frlock_t *fl, unsigned int retries, unsigned long caller)
 {
-	return on_read_done(fl, retries);
+	return on_read_done(fl, retries, caller);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -4,9 +4,13 @@
  *		read and the time readers lose to retries.
  *
  * Reads the frlock tracepoints of the frlock kernel (tp_btf, or raw_tp
- * where tp_btf cannot attach). Overhead: one short BPF program per write
- * section begin and end and per retry; reads that do not retry cost
- * nothing.
+ * where tp_btf cannot attach). The BPF maps hold running totals since it
+ * attached and are never cleared; each interval prints the difference
+ * between two reads of them (no event is lost between a print and a
+ * clear), with the p50, p99 and max bucket of each histogram, and in JSON
+ * the running totals too. Overhead: one short BPF program per write
+ * section begin and end, per retry and per retried read; reads that do not
+ * retry cost nothing (make bench measures it).
  */
 #include <argp.h>
 #include <ctype.h>
@@ -253,46 +257,117 @@ static struct frlockstat_bpf *open_and_load(bool raw_tp)
 	return obj;
 }
 
+/*
+ * The maps hold running totals since we attached and are never cleared
+ * (clearing them after each print lost the events that came between the
+ * lookup and the delete). Each interval prints the difference between two
+ * reads; the previous read of each key is kept here.
+ */
+struct lock_prev {
+	unsigned long long key;
+	struct lock_stat st;
+};
+
+struct caller_prev {
+	struct caller_key key;
+	struct caller_stat cs;
+};
+
+static struct lock_prev lock_prev[MAX_LOCKS];
+static int nr_lock_prev;
+static struct caller_prev caller_prev[MAX_CALLERS];
+static int nr_caller_prev;
+
+static void hist_sub(struct hist *d, const struct hist *cur, const struct hist *prev)
+{
+	for (int i = 0; i < MAX_SLOTS; i++)
+		d->slots[i] = cur->slots[i] - prev->slots[i];
+}
+
+/* The interval's figures of one lock into @d; @cur becomes the previous. */
+static void lock_delta(unsigned long long key, const struct lock_stat *cur,
+		       struct lock_stat *d)
+{
+	struct lock_prev *p = NULL;
+	int i;
+
+	for (i = 0; i < nr_lock_prev && !p; i++)
+		if (lock_prev[i].key == key)
+			p = &lock_prev[i];
+	if (!p && nr_lock_prev < MAX_LOCKS) {
+		p = &lock_prev[nr_lock_prev++];
+		memset(p, 0, sizeof(*p));
+		p->key = key;
+	}
+	*d = *cur;
+	if (!p)
+		return;
+	d->writes = cur->writes - p->st.writes;
+	d->retried_reads = cur->retried_reads - p->st.retried_reads;
+	d->retries = cur->retries - p->st.retries;
+	hist_sub(&d->hold_ns, &cur->hold_ns, &p->st.hold_ns);
+	hist_sub(&d->retries_per_read, &cur->retries_per_read, &p->st.retries_per_read);
+	hist_sub(&d->lost_ns, &cur->lost_ns, &p->st.lost_ns);
+	p->st = *cur;
+}
+
+static void caller_delta(const struct caller_key *key, const struct caller_stat *cur,
+			 struct caller_stat *d)
+{
+	struct caller_prev *p = NULL;
+	int i;
+
+	for (i = 0; i < nr_caller_prev && !p; i++)
+		if (!memcmp(&caller_prev[i].key, key, sizeof(*key)))
+			p = &caller_prev[i];
+	if (!p && nr_caller_prev < MAX_CALLERS) {
+		p = &caller_prev[nr_caller_prev++];
+		memset(p, 0, sizeof(*p));
+		p->key = *key;
+	}
+	*d = *cur;
+	if (!p)
+		return;
+	d->count = cur->count - p->cs.count;
+	d->total_ns = cur->total_ns - p->cs.total_ns;
+	p->cs = *cur;
+}
+
+static const char *const caller_kinds[NR_CALLER_KINDS] = { "write", "retry", "read" };
+
 static void print_callers(struct frlockstat_bpf *obj, unsigned long long lock,
 			  const char *name, const struct ksyms *ksyms)
 {
-	static const char *const kinds[] = { "write", "retry" };
 	struct caller_key key = {}, next;
-	struct caller_stat cs;
+	struct caller_stat cs, d;
 	char sym[128];
 	int fd = bpf_map__fd(obj->maps.callers);
 	bool header = false;
+	const char *kind;
 
 	while (!bpf_map_get_next_key(fd, &key, &next)) {
 		key = next;
-		if (key.lock != lock || bpf_map_lookup_elem(fd, &key, &cs))
+		if (key.lock != lock || key.kind >= NR_CALLER_KINDS ||
+		    bpf_map_lookup_elem(fd, &key, &cs))
 			continue;
+		caller_delta(&key, &cs, &d);
+		if (!d.count)
+			continue;
+		kind = caller_kinds[key.kind];
 		ksyms__format(ksyms, key.caller, sym, sizeof(sym));
 		if (env.json) {
 			printf("{\"type\":\"frlockstat_caller\",\"lock\":\"%s\",\"kind\":\"%s\","
-			       "\"caller\":\"%s\",\"count\":%llu,\"total_ns\":%llu}\n",
-			       name, kinds[key.kind & 1], sym, cs.count, cs.total_ns);
+			       "\"caller\":\"%s\",\"count\":%llu,\"total_ns\":%llu,"
+			       "\"count_total\":%llu}\n",
+			       name, kind, sym, d.count, d.total_ns, cs.count);
 			continue;
 		}
 		if (!header) {
 			printf("  %-6s %-40s %10s %14s\n", "KIND", "CALLER", "COUNT", "AVG_NS");
 			header = true;
 		}
-		printf("  %-6s %-40s %10llu %14llu\n", kinds[key.kind & 1], sym, cs.count,
-		       cs.count ? cs.total_ns / cs.count : 0);
-	}
-}
-
-static void clear_map(int fd, size_t key_size)
-{
-	char key[64], next[64];
-	void *prev = NULL;
-
-	/* Deleting while walking: always restart from the first key. */
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		memcpy(key, next, key_size);
-		bpf_map_delete_elem(fd, key);
-		prev = NULL;
+		printf("  %-6s %-40s %10llu %14llu\n", kind, sym, d.count,
+		       d.count ? d.total_ns / d.count : 0);
 	}
 }
 
@@ -332,16 +407,62 @@ static struct ksyms *ksyms_refresh(struct ksyms *ksyms)
 	return ksyms;
 }
 
+/* One histogram's p50, p99 and max as JSON: bucket upper bounds, or null. */
+static void print_json_pct(const char *name, const struct hist *h)
+{
+	int p50 = hist_percentile(h->slots, MAX_SLOTS, 50);
+	int p99 = hist_percentile(h->slots, MAX_SLOTS, 99);
+	int max = hist_percentile(h->slots, MAX_SLOTS, 100);
+
+	if (max < 0) {
+		printf(",\"%s_pct\":null", name);
+		return;
+	}
+	printf(",\"%s_pct\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu}", name,
+	       hist_slot_max(p50), hist_slot_max(p99), hist_slot_max(max));
+}
+
+/* The same as text, as bucket bounds: "p50 < 8K  p99 < 64K  max < 128K". */
+static void print_text_pct(const struct hist *h)
+{
+	static const char *const names[] = { "p50", "p99", "max" };
+	static const int pcts[] = { 50, 99, 100 };
+	int i, slot;
+
+	for (i = 0; i < 3; i++) {
+		slot = hist_percentile(h->slots, MAX_SLOTS, pcts[i]);
+		if (slot < 0)
+			return;
+		printf("  %s %s ", names[i], slot < 2 ? "=" : "<");
+		print_slot_bound(stdout, slot < 2 ? (unsigned long long)slot :
+				 hist_slot_max(slot) + 1);
+	}
+	printf("\n");
+}
+
+static struct timespec last_print;	/* CLOCK_MONOTONIC of the last print */
+
+static void print_interval_start(void)
+{
+	clock_gettime(CLOCK_MONOTONIC, &last_print);
+}
+
 static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 {
 	int fd = bpf_map__fd(obj->maps.stats);
 	unsigned long long key, next, *prev = NULL;
-	struct lock_stat st;
+	struct lock_stat st, d;
+	struct timespec now, mono;
 	char ts[32];
-	time_t now = time(NULL);
 	bool any = false;
+	double dt;
 
-	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
+	clock_gettime(CLOCK_REALTIME, &now);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	/* The interval really covered: the first from the attach, the last to Ctrl-C. */
+	dt = (mono.tv_sec - last_print.tv_sec) + (mono.tv_nsec - last_print.tv_nsec) / 1e9;
+	last_print = mono;
+	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now.tv_sec));
 	if (!env.json && env.timestamp)
 		printf("%s\n", ts);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
@@ -349,31 +470,43 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &st))
 			continue;
+		lock_delta(key, &st, &d);
 		any = true;
+		/* In JSON the call sites come first: the lock's line closes them. */
+		if (env.per_caller && env.json)
+			print_callers(obj, key, st.name, ksyms);
 		if (env.json) {
-			printf("{\"type\":\"frlockstat\",\"time\":\"%s\",\"ts\":%lld,"
-			       "\"interval_s\":%ld,\"lock\":\"%s\",\"addr\":\"0x%llx\","
+			printf("{\"type\":\"frlockstat\",\"time\":\"%s\",\"ts\":%lld.%03ld,"
+			       "\"interval_s\":%ld,\"dt\":%.3f,\"lock\":\"%s\",\"addr\":\"0x%llx\","
 			       "\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu,",
-			       ts, (long long)now, env.interval, st.name, key, st.writes,
-			       st.retried_reads, st.retries);
+			       ts, (long long)now.tv_sec, now.tv_nsec / 1000000, env.interval,
+			       dt, st.name, key, d.writes, d.retried_reads, d.retries);
+			printf("\"total\":{\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu},",
+			       st.writes, st.retried_reads, st.retries);
 			printf("\"hold_ns\":");
-			print_json_hist(stdout, st.hold_ns.slots, MAX_SLOTS);
+			print_json_hist(stdout, d.hold_ns.slots, MAX_SLOTS);
 			printf(",\"retries_per_read\":");
-			print_json_hist(stdout, st.retries_per_read.slots, MAX_SLOTS);
+			print_json_hist(stdout, d.retries_per_read.slots, MAX_SLOTS);
 			printf(",\"lost_ns\":");
-			print_json_hist(stdout, st.lost_ns.slots, MAX_SLOTS);
+			print_json_hist(stdout, d.lost_ns.slots, MAX_SLOTS);
+			print_json_pct("hold_ns", &d.hold_ns);
+			print_json_pct("retries_per_read", &d.retries_per_read);
+			print_json_pct("lost_ns", &d.lost_ns);
 			printf("}\n");
 		} else {
 			printf("lock %s: %llu writes, %llu reads retried (%llu retries)\n",
-			       st.name, st.writes, st.retried_reads, st.retries);
+			       st.name, d.writes, d.retried_reads, d.retries);
 			printf(" writer hold time (ns):\n");
-			print_log2_hist(stdout, st.hold_ns.slots, MAX_SLOTS, "hold");
+			print_log2_hist(stdout, d.hold_ns.slots, MAX_SLOTS, "hold");
+			print_text_pct(&d.hold_ns);
 			printf(" retries per retried read:\n");
-			print_log2_hist(stdout, st.retries_per_read.slots, MAX_SLOTS, "retry");
+			print_log2_hist(stdout, d.retries_per_read.slots, MAX_SLOTS, "retry");
+			print_text_pct(&d.retries_per_read);
 			printf(" time lost to retries per read (ns, first retry to success):\n");
-			print_log2_hist(stdout, st.lost_ns.slots, MAX_SLOTS, "retry");
+			print_log2_hist(stdout, d.lost_ns.slots, MAX_SLOTS, "retry");
+			print_text_pct(&d.lost_ns);
 		}
-		if (env.per_caller)
+		if (env.per_caller && !env.json)
 			print_callers(obj, key, st.name, ksyms);
 		if (!env.json)
 			printf("\n");
@@ -382,8 +515,6 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 		printf("(no frlock activity%s%s)\n\n", env.name ? " on " : "",
 		       env.name ? env.name : "");
 	fflush(stdout);
-	clear_map(fd, sizeof(key));
-	clear_map(bpf_map__fd(obj->maps.callers), sizeof(struct caller_key));
 }
 
 int main(int argc, char **argv)
@@ -432,6 +563,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "frlockstat: failed to attach BPF programs: %d\n", err);
 		goto cleanup;
 	}
+	print_interval_start();
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
 	/* With -j the banner goes to stderr: it tells a script we are attached. */

@@ -12,7 +12,10 @@ struct hist {
 	unsigned int slots[MAX_SLOTS];
 };
 
-/* Per lock instance, keyed by the frlock_t's address. */
+/*
+ * Per lock instance, keyed by the frlock_t's address: running totals since
+ * frlockstat attached, never cleared (userspace prints the differences).
+ */
 struct lock_stat {
 	char name[NAME_LEN];
 	unsigned long long writes;
@@ -24,8 +27,10 @@ struct lock_stat {
 };
 
 enum caller_kind {
-	CALLER_WRITE,
-	CALLER_RETRY,
+	CALLER_WRITE,		/* write sections per writer site, hold time */
+	CALLER_RETRY,		/* retries per reader site */
+	CALLER_READ,		/* retried reads per reader site, time lost */
+	NR_CALLER_KINDS,
 };
 
 struct caller_key {
@@ -37,7 +42,7 @@ struct caller_key {
 
 struct caller_stat {
 	unsigned long long count;
-	unsigned long long total_ns;	/* hold time, for writers */
+	unsigned long long total_ns;	/* hold time (writers), time lost (reads) */
 };
 
 #endif /* __FRLOCKSTAT_H */

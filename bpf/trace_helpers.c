@@ -14,7 +14,8 @@ unsigned long long hist_slot_max(int slot)
 	return slot < 2 ? (unsigned long long)slot : (1ULL << slot) - 1;
 }
 
-static void print_range(FILE *f, unsigned long long v)
+/* A bucket bound as bpftrace prints it: powers of 1024 as K, M, G. */
+int print_slot_bound(FILE *f, unsigned long long v)
 {
 	static const char *const units[] = { "", "K", "M", "G" };
 	int u = 0;
@@ -23,14 +24,37 @@ static void print_range(FILE *f, unsigned long long v)
 		v /= 1024;
 		u++;
 	}
-	fprintf(f, "%llu%s", v, units[u]);
+	return fprintf(f, "%llu%s", v, units[u]);
+}
+
+int hist_percentile(const unsigned int *slots, int nr, int pct)
+{
+	unsigned long long total = 0, seen = 0, rank;
+	int i, last = -1;
+
+	for (i = 0; i < nr; i++) {
+		total += slots[i];
+		if (slots[i])
+			last = i;
+	}
+	if (!total)
+		return -1;
+	if (pct >= 100)
+		return last;
+	/* The bucket of the sample of rank ceil(total * pct / 100). */
+	rank = (total * pct + 99) / 100;
+	for (i = 0; i < nr; i++) {
+		seen += slots[i];
+		if (seen >= rank)
+			return i;
+	}
+	return last;
 }
 
 void print_log2_hist(FILE *f, const unsigned int *slots, int nr, const char *unit)
 {
 	unsigned int max = 0;
 	int i, first = -1, last = -1, width = 40, bar, col;
-	char lo[32], hi[32];
 
 	for (i = 0; i < nr; i++) {
 		if (!slots[i])
@@ -46,19 +70,16 @@ void print_log2_hist(FILE *f, const unsigned int *slots, int nr, const char *uni
 		return;
 	}
 	for (i = first; i <= last; i++) {
-		FILE *m;
-
 		/* bpftrace's look: [lo, hi+1) with K/M/G for powers of 1024 */
-		m = fmemopen(lo, sizeof(lo), "w");
-		print_range(m, hist_slot_min(i));
-		fclose(m);
-		m = fmemopen(hi, sizeof(hi), "w");
-		print_range(m, hist_slot_max(i) + 1);
-		fclose(m);
-		if (i < 2)
-			col = fprintf(f, "  [%s]", lo);
-		else
-			col = fprintf(f, "  [%s, %s)", lo, hi);
+		col = fprintf(f, "  [");
+		col += print_slot_bound(f, hist_slot_min(i));
+		if (i >= 2) {
+			col += fprintf(f, ", ");
+			col += print_slot_bound(f, hist_slot_max(i) + 1);
+			col += fprintf(f, ")");
+		} else {
+			col += fprintf(f, "]");
+		}
 		fprintf(f, "%*s %8u |", 22 - col, "", slots[i]);
 		bar = max ? (int)((unsigned long long)slots[i] * width / max) : 0;
 		for (col = 0; col < width; col++)

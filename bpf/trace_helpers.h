@@ -10,6 +10,15 @@
 unsigned long long hist_slot_min(int slot);
 unsigned long long hist_slot_max(int slot);
 
+/* A bucket bound as bpftrace labels it (8192 -> "8K"); returns the columns. */
+int print_slot_bound(FILE *f, unsigned long long v);
+
+/*
+ * The slot holding the pct-th percentile of a log2 histogram (pct 100: the
+ * highest filled slot), or -1 if it is empty.
+ */
+int hist_percentile(const unsigned int *slots, int nr, int pct);
+
 /* A log2 histogram as text, in the manner of bpftrace's hist(). */
 void print_log2_hist(FILE *f, const unsigned int *slots, int nr, const char *unit);
 

@@ -39,7 +39,8 @@ def _valid(rec):
     t = rec.get("type")
     if t == "frlockstat":
         return (_is_num(rec.get("ts")) and _is_num(rec.get("interval_s")) and
-                rec["interval_s"] > 0 and isinstance(rec.get("lock"), str) and
+                rec["interval_s"] > 0 and (_is_num(rec.get("dt", 1)) and rec.get("dt", 1) > 0) and
+                isinstance(rec.get("lock"), str) and
                 all(_is_count(rec.get(k)) for k in ("writes", "retried_reads", "retries")) and
                 _is_hist(rec.get("hold_ns")) and _is_hist(rec.get("retries_per_read")) and
                 _is_hist(rec.get("lost_ns", [])))

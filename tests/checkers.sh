@@ -5,13 +5,9 @@
 # Torture and recursion safety on the frlock kernel: 10 s of stress in
 # make test.
 torture_s=${long:-10}
-"$run_guest" --kernel "$kernel" --timeout $((torture_s + 300)) --exec \
-	"cd /opt/frlock/tests/guest && ./torture.sh $((torture_s * 1000)); ./recursion.sh 10; ./nested-reader.sh" \
-	>"$logs/guest-torture.out" 2>"$logs/guest-torture.err"
-rc=$?
-relay <"$logs/guest-torture.out"
-[ $rc -eq 0 ] && ok "guest for torture and recursion exited cleanly" ||
-	not_ok "guest for torture and recursion exited $rc (log: $logs/guest-torture.err)"
+guest_job torture "guest for torture and recursion exited cleanly" \
+	--kernel "$kernel" --timeout $((torture_s + 300)) --exec \
+	"cd /opt/frlock/tests/guest && ./torture.sh $((torture_s * 1000)); ./recursion.sh 10; ./nested-reader.sh"
 
 # scan_console VARIANT LOG: the checker's reports, judged.
 scan_console() {
@@ -55,14 +51,12 @@ for variant in lockdep kcsan; do
 		skip "$variant kernel checks (not built: make kernel-$variant, or make test-long)"
 		continue
 	fi
-	"$run_guest" -v --kernel "$ck" --timeout 1200 --exec \
-		'cd /opt/frlock/tests/guest && ./checker-load.sh 10' \
-		>"$logs/guest-$variant.out" 2>"$logs/guest-$variant.err"
+	TEST_PREFIX="$variant kernel: " guest_job "$variant" "guest exited cleanly" \
+		-v --kernel "$ck" --timeout 1200 --exec 'cd /opt/frlock/tests/guest && ./checker-load.sh 10'
 	rc=$?
-	relay < <(sed "s/^\(ok\|not ok\|skip\) - /\1 - $variant kernel: /" "$logs/guest-$variant.out")
 	console=$(sed -n 's/.*console log: //p' "$logs/guest-$variant.err" | tail -1)
 	if [ $rc -ne 0 ]; then
-		not_ok "$variant kernel: guest exited $rc (console: ${console:-see $logs/guest-$variant.err})"
+		echo "# $variant kernel: console log ${console:-not named}"
 	elif [ -z "$console" ] || [ ! -r "$console" ]; then
 		not_ok "$variant kernel: console log kept (see $logs/guest-$variant.err)"
 	else

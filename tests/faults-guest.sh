@@ -3,7 +3,7 @@
 # tests/guest.sh (check, in_group, group_left, group_gone, wait_for,
 # $kernel, $logs, $top).
 
-rg=$top/guest-rootfs/run-guest
+rg=$top/host/run-guest
 mkdir -p "$logs/faults"
 
 # --accel auto on a host without KVM falls back to TCG, says why, and runs.

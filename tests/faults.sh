@@ -253,7 +253,7 @@ usage_error() {
 	! sed 1d "$faults/usage.err" | grep -qvi '^usage:\|^ ' || { echo "more than one error line"; return 1; }
 	[ ! -s "$faults/usage.out" ] && [ $((SECONDS - start)) -lt 10 ]
 }
-rg=$top/guest-rootfs/run-guest
+rg=$top/host/run-guest
 printf 'not a kernel\n' >"$faults/not-a-bzimage"
 check "run-guest: --kernel naming a file that is no bzImage" \
 	usage_error "--kernel: '$faults/not-a-bzimage' is not a bzImage" "$rg" --kernel "$faults/not-a-bzimage"
@@ -312,9 +312,9 @@ check "run-guest --accel kvm: KVM that a probe found unusable, one line (exit 12
 # --- Bad input to make run (beyond its knobs, tests/run-knobs.sh) ----------
 
 check "make run: FRLOCK_KERNEL that is no kernel/build directory (exit 2)" \
-	bash -c "FRLOCK_KERNEL='$faults' '$top/bpf/frlock-run' --check 2>&1 |
+	bash -c "FRLOCK_KERNEL='$faults' '$top/host/frlock-run' --check 2>&1 |
 		grep -qx \"make run: FRLOCK_KERNEL must be a kernel/build directory, not '$faults'\"; test \${PIPESTATUS[0]} -eq 2"
 check "make run: MEM over the host's memory (exit 2)" \
-	bash -c "'$top/bpf/frlock-run' --check --mem 9999999 2>&1 | grep -q \"^make run: MEM must be .*(the host's), not '9999999'\$\"; test \${PIPESTATUS[0]} -eq 2"
+	bash -c "'$top/host/frlock-run' --check --mem 9999999 2>&1 | grep -q \"^make run: MEM must be .*(the host's), not '9999999'\$\"; test \${PIPESTATUS[0]} -eq 2"
 check "make run: an option without its value (exit 2)" \
-	bash -c "'$top/bpf/frlock-run' --duration 2>&1 | grep -qx \"make run: option '--duration' needs a value\"; test \${PIPESTATUS[0]} -eq 2"
+	bash -c "'$top/host/frlock-run' --duration 2>&1 | grep -qx \"make run: option '--duration' needs a value\"; test \${PIPESTATUS[0]} -eq 2"

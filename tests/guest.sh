@@ -1,6 +1,6 @@
 # Checks that boot the QEMU guest. Sourced by tests/run.
 
-run_guest=$top/guest-rootfs/run-guest
+run_guest=$top/host/run-guest
 [ -n "${kernel:-}" ] || kernel=$("$top/kernel/build" --variant frlock --quiet)
 
 # The libbpf tools, against the frlock kernel's BTF; the guest sees them
@@ -10,38 +10,21 @@ check "libbpf tools build against the frlock kernel's BTF" \
 
 # The frlock kernel: events, KUnit, timekeeping under load, hist recipes,
 # frlockstat, and the kernel's time semantics.
-guest_log=$logs/guest-frlock-kernel.out
-"$run_guest" --kernel "$kernel" --timeout 1200 --exec \
-	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./badinput.sh; ./agreement.sh; ./bpf.sh; ./timekeeping.sh' \
-	>"$guest_log" 2>"$logs/guest-frlock-kernel.err"
-rc=$?
-relay <"$guest_log"
-if [ $rc -eq 0 ]; then
-	ok "guest on the frlock kernel ran and exited cleanly"
-else
-	not_ok "guest on the frlock kernel exited $rc (log: $logs/guest-frlock-kernel.err)"
-	tail -5 "$logs/guest-frlock-kernel.err" | sed 's/^/#   /'
-fi
+guest_job frlock-kernel "guest on the frlock kernel ran and exited cleanly" \
+	--kernel "$kernel" --timeout 1200 --exec \
+	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./badinput.sh; ./agreement.sh; ./bpf.sh; ./timekeeping.sh' 
 
 # gettimeofday through the vDSO never reaches the kernel's frlock. Under
 # TCG the vDSO needs tsc=reliable to read the clock itself.
-"$run_guest" --kernel "$kernel" --append tsc=reliable --exec \
-	'/opt/frlock/tests/guest/bpf.sh vdso' \
-	>"$logs/guest-vdso.out" 2>"$logs/guest-vdso.err"
-rc=$?
-relay <"$logs/guest-vdso.out"
-[ $rc -eq 0 ] || not_ok "guest for the vDSO checks exited $rc (log: $logs/guest-vdso.err)"
+guest_job vdso "guest for the vDSO checks exited cleanly" \
+	--kernel "$kernel" --append tsc=reliable --exec '/opt/frlock/tests/guest/bpf.sh vdso' 
 
 # Suspend and resume through pm_test, last and in a guest of its own: the
 # 9p share (virtio-9p has no suspend support) is dead after the resume, so
 # the script runs from a copy in /tmp and nothing touches the share again.
-"$run_guest" --kernel "$kernel" --timeout 180 --exec \
-	'cp /opt/frlock/tests/guest/timekeeping.sh /tmp/ && sh /tmp/timekeeping.sh suspend' \
-	>"$logs/guest-suspend.out" 2>"$logs/guest-suspend.err"
-rc=$?
-relay <"$logs/guest-suspend.out"
-[ $rc -eq 0 ] && ok "guest survived a pm_test suspend and powered off" ||
-	not_ok "guest survived a pm_test suspend and powered off (exit $rc, log: $logs/guest-suspend.err)"
+guest_job suspend "guest survived a pm_test suspend and powered off" \
+	--kernel "$kernel" --timeout 180 --exec \
+	'cp /opt/frlock/tests/guest/timekeeping.sh /tmp/ && sh /tmp/timekeeping.sh suspend' 
 
 # frlockstat refuses a kernel without the frlock tracepoints. The stock
 # kernel is not built by make test (make kernel-stock builds it).

@@ -10,13 +10,12 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failed=0
-ok() { echo "ok - $*"; }
-not_ok() { failed=1; echo "not ok - $*"; }
+# shellcheck source=tests/lib.sh
+. "$top/tests/lib.sh"
 
-# refused KNOB=VALUE TEXT: make run KNOB=VALUE exits 2 at once, its first
+# make_run_refuses KNOB=VALUE TEXT: make run KNOB=VALUE exits 2 at once, its first
 # line on stderr is "make run: ..." and holds TEXT, and nothing booted.
-refused() {
+make_run_refuses() {
 	local assign=$1 text=$2 rc start
 	start=$SECONDS
 	make -C "$top" --no-print-directory run "$assign" >"$tmp/out" 2>"$tmp/err" </dev/null
@@ -32,41 +31,42 @@ refused() {
 	fi
 }
 
-refused DURATION=abc "DURATION must be"
-refused DURATION=0 "DURATION must be"
-refused DURATION=90000 "DURATION must be"
-refused DURATION=1.5 "DURATION must be"
-refused "DURATION=1; echo injected" "DURATION must be"
-refused THREADS=0 "THREADS must be"
-refused THREADS=2000 "THREADS must be"
-refused VIA=libc "VIA must be syscall or vdso"
-refused WRITERS=-1 "WRITERS must be"
-refused WRITERS=lots "WRITERS must be"
-refused INTERVAL=0 "INTERVAL must be"
-refused INTERVAL=30 "INTERVAL (30 s) must not be longer than DURATION (20 s)"
-refused TOOL=perf "TOOL must be retries, hold, summary or all"
-refused SMP=two "SMP must be"
-refused MEM=100 "MEM must be"
-refused ACCEL=xen "ACCEL must be auto, kvm or tcg"
+make_run_refuses DURATION=abc "DURATION must be"
+make_run_refuses DURATION=0 "DURATION must be"
+make_run_refuses DURATION=90000 "DURATION must be"
+make_run_refuses DURATION=1.5 "DURATION must be"
+make_run_refuses "DURATION=1; echo injected" "DURATION must be"
+make_run_refuses THREADS=0 "THREADS must be"
+make_run_refuses THREADS=2000 "THREADS must be"
+make_run_refuses VIA=libc "VIA must be syscall or vdso"
+make_run_refuses WRITERS=-1 "WRITERS must be"
+make_run_refuses WRITERS=lots "WRITERS must be"
+make_run_refuses INTERVAL=0 "INTERVAL must be"
+make_run_refuses INTERVAL=30 "INTERVAL (30 s) must not be longer than DURATION (20 s)"
+make_run_refuses TOOL=hold "TOOL is gone: make run attaches frlockstat alone"
+make_run_refuses SMP=two "SMP must be"
+make_run_refuses SMP=256 "SMP must be a number of guest vCPUs from 1 to 255"
+make_run_refuses MEM=100 "MEM must be"
+make_run_refuses ACCEL=xen "ACCEL must be auto, kvm or tcg"
 
-if "$top/bpf/frlock-run" --check >"$tmp/out" 2>&1; then
-	ok "bpf/frlock-run --check accepts the defaults"
+if "$top/host/frlock-run" --check >"$tmp/out" 2>&1; then
+	ok "host/frlock-run --check accepts the defaults"
 else
-	not_ok "bpf/frlock-run --check accepts the defaults"
+	not_ok "host/frlock-run --check accepts the defaults"
 	sed 's/^/#   /' "$tmp/out"
 fi
-if "$top/bpf/frlock-run" --check --duration 5 --threads 1 --via vdso --writers 0 \
-	--interval 5 --tool hold >"$tmp/out" 2>&1; then
-	ok "bpf/frlock-run --check accepts good values of every knob"
+if "$top/host/frlock-run" --check --duration 5 --threads 1 --via vdso --writers 0 \
+	--interval 5 >"$tmp/out" 2>&1; then
+	ok "host/frlock-run --check accepts good values of every knob"
 else
-	not_ok "bpf/frlock-run --check accepts good values of every knob"
+	not_ok "host/frlock-run --check accepts good values of every knob"
 	sed 's/^/#   /' "$tmp/out"
 fi
-"$top/bpf/frlock-run" --bogus x >"$tmp/out" 2>&1
+"$top/host/frlock-run" --bogus x >"$tmp/out" 2>&1
 rc=$?
 if [ "$rc" -eq 2 ] && grep -q "unknown option '--bogus'" "$tmp/out"; then
-	ok "bpf/frlock-run: an unknown option is refused (exit 2)"
+	ok "host/frlock-run: an unknown option is refused (exit 2)"
 else
-	not_ok "bpf/frlock-run: an unknown option is refused (exit $rc)"
+	not_ok "host/frlock-run: an unknown option is refused (exit $rc)"
 fi
-exit $failed
+[ "$failed" -eq 0 ]

@@ -320,6 +320,7 @@
 			heatmap.draw(v.heat, xmax, HIST_INFO[state.heatKey]);
 			renderNumbers(v);
 			renderCallers(v);
+			renderRows();
 			el('frlock-summary').textContent = JSON.stringify(dash.summary());
 		};
 
@@ -351,6 +352,26 @@
 				d.append(dt, dd);
 				dl.append(d);
 			}
+		}
+
+		// The server's rows, cell by cell as it formatted them.
+		function renderRows() {
+			const tb = el('rows').tBodies[0];
+			const rows = model.rows;
+			while (tb.rows.length > rows.length)
+				tb.deleteRow(-1);
+			for (let i = tb.rows.length; i < rows.length; i++) {
+				const tr = tb.insertRow();
+				for (const c of rows[i].cells)
+					tr.insertCell().textContent = c;
+			}
+			el('rows-lock').textContent = rows.length ? rows[rows.length - 1].lock : '';
+			el('skipped').textContent = model.skipped;
+			el('skipped').className = /: 0 malformed lines, 0 records/.test(model.skipped) ?
+				'guide' : 'guide warn';
+			const alert = el('feed-alert');
+			alert.hidden = !model.stall;
+			alert.textContent = model.stall || '';
 		}
 
 		function renderCallers(v) {
@@ -392,6 +413,11 @@
 					rows: h.cells ? h.hi - h.lo + 1 : 0, lo: h.cells ? M.slotMin(h.lo) : null,
 					cells: h.cells, sum: h.sum, max: h.max, drawn: heatmap.drawn } : null,
 				callers: v ? v.callers.length : 0,
+				rows: Array.from(el('rows').tBodies[0].rows,
+					tr => Array.from(tr.cells, td => td.textContent)),
+				rows_header: Array.from(el('rows').tHead.rows[0].cells, th => th.textContent),
+				skipped: el('skipped').textContent,
+				stall: el('feed-alert').hidden ? null : el('feed-alert').textContent,
 			};
 		};
 		return dash;

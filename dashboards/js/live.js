@@ -12,9 +12,14 @@
 		const n = dash.model.counts.records;
 		return n + ' records from ' + source;
 	}
+	let stats = {};
 	function draw() {
-		if (drawn === dash.model.version && dash.model.malformed === malformed)
+		if (drawn === dash.model.version && dash.model.malformed === malformed &&
+		    dash.model.skipped === (stats.skipped || '') &&
+		    dash.model.stall === (stats.stall || null))
 			return;
+		dash.model.skipped = stats.skipped || '';
+		dash.model.stall = stats.stall || null;
 		dash.model.malformed = malformed;
 		drawn = dash.model.version;
 		dash.render();
@@ -31,6 +36,8 @@
 			drawn = -1;
 		}
 		instance = h.instance;
+		dash.model.rows = [];       // the server sends every row again
+		drawn = -1;
 		source = h.source;
 		dash.status('live: following ' + source, 'ok');
 	});
@@ -41,16 +48,25 @@
 		if (dash.state.renders === 1)
 			draw();             // the first data at once, then every second
 	});
+	es.addEventListener('rows', e => {
+		lastEvent = Date.now();
+		for (const r of JSON.parse(e.data))
+			dash.model.addRow(r);
+		draw();
+	});
 	es.addEventListener('stats', e => {
 		const s = JSON.parse(e.data);
 		malformed = s.malformed;
+		stats = s;
 		if (s.error)
 			dash.status('input error: ' + s.error, 'bad');
+		draw();
 	});
 	es.addEventListener('end', e => {
 		const s = JSON.parse(e.data);
 		es.close();
 		malformed = s.malformed;
+		stats = s;
 		dash.state.ended = true;
 		draw();
 		dash.status((s.stopped ? 'server stopped: ' : 'input ended: ') +

@@ -73,11 +73,22 @@
 			this.load = [];             // gtod-load intervals
 			this.loadSummary = null;
 			this.counts = { records: 0, frlockstat: 0, frlockstat_caller: 0,
-				load: 0, load_summary: 0, ignored: 0 };
+				load: 0, load_summary: 0, feed_end: 0, ignored: 0 };
+			// The per-interval rows, computed and formatted by the server
+			// (dashboards/view.py) for the terminal and this page alike.
+			this.rows = [];
+			this.skipped = '';          // the server's "skipped: ..." line
+			this.stall = null;          // the server's stall message
 			this.malformed = 0;         // told by the server or the report
 			this.lastFrlockTs = null;
 			this.loadOffset = null;     // abs time = load t + loadOffset
 			this.version = 0;
+		}
+
+		// A row of dashboards/view.py, sent apart from the records.
+		addRow(r) {
+			this.version++;
+			this.rows.push(r);
 		}
 
 		lock(name) {
@@ -104,6 +115,9 @@
 			case 'frlockstat': return this.addStat(r);
 			case 'frlockstat_caller': return this.addCaller(r);
 			case 'load': return this.addLoad(r);
+			case 'feed_end':
+				this.counts.feed_end++;
+				return;
 			case 'load_summary':
 				this.counts.load_summary++;
 				this.loadSummary = r;
@@ -121,7 +135,7 @@
 			this.counts.frlockstat++;
 			const l = this.lock(r.lock);
 			l.addr = r.addr || l.addr;
-			const iv = { ts: r.ts, interval: r.interval_s, time: r.time || '',
+			const iv = { ts: r.ts, interval: num(r.dt) && r.dt > 0 ? r.dt : r.interval_s, time: r.time || '',
 				writes: r.writes || 0, retried_reads: r.retried_reads || 0,
 				retries: r.retries || 0, hist: {} };
 			for (const k of HISTS) {

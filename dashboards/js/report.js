@@ -8,7 +8,10 @@
 	const data = JSON.parse(document.getElementById('frlock-data').textContent);
 	for (const r of data.records)
 		dash.model.add(r);
+	for (const r of data.rows || [])
+		dash.model.addRow(r);
 	dash.model.malformed = data.malformed;
+	dash.model.skipped = data.skipped || '';
 	dash.state.ended = true;
 	document.getElementById('mode').textContent = 'report';
 	dash.render();

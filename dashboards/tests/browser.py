@@ -4,8 +4,8 @@
 
 usage: browser.py URL --png FILE [--wait-ended] [--timeout S] [--width PX]
 
-Drives Chromium over the DevTools protocol (a minimal WebSocket client,
-standard library only): loads URL, waits until the page has drawn (and,
+Drives Chromium over the DevTools protocol (through Debian's
+python3-websocket): loads URL, waits until the page has drawn (and,
 with --wait-ended, until its feed ended), saves a full-page PNG, and
 prints one JSON object: the page's data summary (#frlock-summary), the
 [renders, records, intervals] it showed while waiting, the console
@@ -19,85 +19,18 @@ import http.client
 import json
 import os
 import shutil
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
+
+import websocket
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
          "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--no-first-run", "--no-default-browser-check",
          "--disable-extensions", "--mute-audio", "--hide-scrollbars",
          "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0"]
-
-
-class WebSocket:
-    """Just enough of RFC 6455 for the DevTools protocol."""
-
-    def __init__(self, host, port, path):
-        self.sock = socket.create_connection((host, port), timeout=30)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall((
-            "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\n"
-            "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-            "Sec-WebSocket-Version: 13\r\n\r\n" % (path, host, port, key)).encode())
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = self.sock.recv(4096)
-            if not chunk:
-                raise OSError("websocket handshake: connection closed")
-            head += chunk
-        head, self.buf = head.split(b"\r\n\r\n", 1)
-        if b" 101 " not in head.split(b"\r\n", 1)[0]:
-            raise OSError("websocket handshake failed: %r" % head[:200])
-
-    def _read(self, n):
-        while len(self.buf) < n:
-            chunk = self.sock.recv(1 << 16)
-            if not chunk:
-                raise OSError("websocket closed")
-            self.buf += chunk
-        out, self.buf = self.buf[:n], self.buf[n:]
-        return out
-
-    def send(self, text, opcode=1):
-        data = text.encode() if isinstance(text, str) else text
-        head = bytes([0x80 | opcode])
-        n = len(data)
-        if n < 126:
-            head += bytes([0x80 | n])
-        elif n < 1 << 16:
-            head += bytes([0x80 | 126]) + struct.pack(">H", n)
-        else:
-            head += bytes([0x80 | 127]) + struct.pack(">Q", n)
-        mask = os.urandom(4)
-        self.sock.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
-
-    def recv(self):
-        msg = b""
-        while True:
-            b0, b1 = self._read(2)
-            n = b1 & 0x7F
-            if n == 126:
-                n = struct.unpack(">H", self._read(2))[0]
-            elif n == 127:
-                n = struct.unpack(">Q", self._read(8))[0]
-            mask = self._read(4) if b1 & 0x80 else None
-            data = self._read(n)
-            if mask:
-                data = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
-            op = b0 & 0x0F
-            if op == 9:
-                self.send(data, 10)
-                continue
-            if op == 8:
-                raise OSError("websocket closed by the browser")
-            if op in (0, 1, 2):
-                msg += data
-                if b0 & 0x80:
-                    return msg.decode()
 
 
 class Page:
@@ -161,8 +94,8 @@ def drive(a, tmp, proc):
     c.request("GET", "/json/list")
     targets = json.loads(c.getresponse().read())
     target = next(t for t in targets if t.get("type") == "page")
-    path = target["webSocketDebuggerUrl"].split(str(port), 1)[1]
-    page = Page(WebSocket("127.0.0.1", port, path))
+    page = Page(websocket.create_connection(target["webSocketDebuggerUrl"], timeout=30,
+                                            suppress_origin=True))
     for domain in ("Runtime", "Log", "Page"):
         page.call(domain + ".enable")
     page.call("Emulation.setDeviceMetricsOverride", width=a.width, height=1000,

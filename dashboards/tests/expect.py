@@ -32,7 +32,8 @@ def load_feed(path):
 
 
 def expected(recs):
-    counts = {"frlockstat": 0, "frlockstat_caller": 0, "load": 0, "load_summary": 0}
+    counts = {"frlockstat": 0, "frlockstat_caller": 0, "load": 0, "load_summary": 0,
+              "feed_end": 0}
     ignored = 0
     for r in recs:
         if r.get("type") in counts:
@@ -59,8 +60,8 @@ def expected(recs):
     loads = [r for r in recs if r.get("type") == "load"]
     e["reads"] = [r["total"] for r in loads]
     e["adjtimex"] = [r.get("writes", 0) for r in loads]
-    e["writes"] = [r["writes"] / r["interval_s"] for r in mine]
-    e["retried"] = [r["retried_reads"] / r["interval_s"] for r in mine]
+    e["writes"] = [r["writes"] / r.get("dt", r["interval_s"]) for r in mine]
+    e["retried"] = [r["retried_reads"] / r.get("dt", r["interval_s"]) for r in mine]
     cells = [b["count"] for r in mine for b in r["hold_ns"] if b["count"]]
     e["heat"] = {"cols": len(mine), "cells": len(cells), "sum": sum(cells),
                  "max": max(cells) if cells else 0}

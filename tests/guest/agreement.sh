@@ -16,16 +16,14 @@
 # already runs on that CPU (one per-CPU guard, bpf_prog_active), while a
 # raw tracepoint program (frlockstat's tp_btf/raw_tp) is skipped only when
 # it nests in itself. A hard-irq write that lands while a bpftrace program
-# runs in a reader (frlock-retries.bt's and frlock-summary.bt's read_done)
-# is lost to every bpftrace tool and seen by frlockstat: 2 of 1884 sections
-# in one run with the three tools together. So:
+# runs in a reader (frlock-retries.bt's read_done) is lost to every
+# bpftrace tool and seen by frlockstat: 2 of 1884 sections in one run with
+# three tools together. So:
 #  - writers: frlockstat beside frlock-hold.bt alone, whose programs all run
 #    with interrupts off (task writer) or in hard irq (the hrtimer): nothing
 #    can nest under them, and each must see every write section;
-#  - readers: frlockstat beside frlock-retries.bt and frlock-summary.bt.
-#    Reads are all in task context, where nothing nests: both see every
-#    retry. frlock-summary.bt's write sections are compared as at most
-#    frlockstat's, for the reason above.
+#  - readers: frlockstat beside frlock-retries.bt. Reads are all in task
+#    context, where nothing nests: both see every retry.
 # Counts and the retries-per-read histogram must be equal; the hold-time
 # histograms cannot be, as each tool's timing of a section holds part of
 # the other's probes (see the writers' part): their totals, per-writer
@@ -37,8 +35,8 @@ B=$REPO/bpf
 F=$B/.output/frlockstat
 LOCK='&s->lock'
 STRESS_MS=${1:-500}
-# shellcheck source=bpf/tool-wait.sh
-. "$B/tool-wait.sh"
+# shellcheck source=guest/lib.sh
+. "$REPO/guest/lib.sh"
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -113,7 +111,7 @@ num() { case $1 in '' | *[!0-9]*) echo -1 ;; *) echo "$1" ;; esac; }
 
 # --- One run: the tools attached together, one KUnit stress run ------------
 
-# stop PID...: SIGINT to each, then wait for all (bpf/tool-wait.sh
+# stop PID...: SIGINT to each, then wait for all (guest/lib.sh
 # repeats a SIGINT that bpftrace 0.17 missed, and kills after 2 minutes).
 stop() {
 	for p in "$@"; do kill -INT "$p" 2>/dev/null; done
@@ -129,6 +127,7 @@ stop() {
 run() {
 	ph=$1
 	shift
+	tools=$*
 	# shellcheck disable=SC2034 # reads and torn: set by the eval below, shown above
 	reads='' retries='' torn='' writes=''
 	# frlock-kernel.sh may have run the suite already: unload it, so that
@@ -146,19 +145,19 @@ run() {
 	# Compiling and attaching takes 5 to 25 s under TCG; frlockstat says
 	# "Tracing" on stderr once attached, bpftrace runs BEGIN once all its
 	# probes are.
-	start=$(date +%s) i=0
-	while ! grep -q '^Tracing' "$tmp/$ph.fs.err"; do
-		i=$((i + 1))
-		[ $i -lt 900 ] || { not_ok "$ph: frlockstat attached"; cat "$tmp/$ph.fs.err"; stop $pids; return 1; }
-		sleep 0.2
+	start=$(date +%s)
+	set -- $pids
+	if ! wait_attached "$1" "$tmp/$ph.fs.err" '^Tracing' 1800; then
+		not_ok "$ph: frlockstat attached"; cat "$tmp/$ph.fs.err"; stop $pids; return 1
+	fi
+	shift
+	for t in $tools; do
+		if ! wait_attached "$1" "$tmp/$ph.$t" '"type": "printf"' 1800; then
+			not_ok "$ph: frlock-$t.bt attached"; cat "$tmp/$ph.$t.err"; stop $pids; return 1
+		fi
+		shift
 	done
-	for t in "$@"; do
-		while ! grep -q '"type": "printf"' "$tmp/$ph.$t"; do
-			i=$((i + 1))
-			[ $i -lt 900 ] || { not_ok "$ph: frlock-$t.bt attached"; cat "$tmp/$ph.$t.err"; stop $pids; return 1; }
-			sleep 0.2
-		done
-	done
+	set -- $tools
 	echo "  $ph: frlockstat and frlock-$(echo "$*" | sed 's/ /.bt, frlock-/g').bt attached after $(($(date +%s) - start)) s"
 	# The suite runs in modprobe (kunit runs it at module init): when it
 	# returns, the stress case has stopped its writers and readers.
@@ -280,41 +279,34 @@ if run writers hold; then
 		test "$m_fs" -le $((m_bt + 1)) -a "$m_bt" -le $((m_fs + 1)) -a "$fs_samples" -gt 0
 fi
 
-# --- Readers: frlockstat beside frlock-retries.bt and frlock-summary.bt ------
+# --- Readers: frlockstat beside frlock-retries.bt ----------------------------
 
-if run readers retries summary; then
+if run readers retries; then
 	R=$tmp/readers
 	fs_writes=$(num "$(fs_num "$R.fs" writes)")
 	fs_retried=$(num "$(fs_num "$R.fs" retried_reads)")
 	fs_retries=$(num "$(fs_num "$R.fs" retries)")
 	rt_retried=$(num "$(bt_line "$R.retries" @retried_reads | keyed "$LOCK")")
-	su_retried=$(num "$(bt_line "$R.summary" @retried_reads | keyed "$LOCK")")
-	su_retries=$(num "$(bt_line "$R.summary" @retries | keyed "$LOCK")")
-	su_writes=$(num "$(bt_line "$R.summary" @writes | keyed "$LOCK")")
+	# frlockstat -c's retried reads per reader site ("read" call sites)
+	fs_sites=$(grep '"type":"frlockstat_caller"' "$R.fs" | grep -F "\"lock\":\"$LOCK\"" |
+		grep '"kind":"read"' | sed 's/.*"count":\([0-9]*\).*/\1/' | awk '{ s += $1 } END { print s + 0 }')
 	fs_line "$R.fs" | buckets retries_per_read >"$R.fs.retries"
 	bt_line "$R.retries" @retries | buckets "$LOCK" >"$R.bt.retries"
 	fs_hist=$(total <"$R.fs.retries")
 	bt_hist=$(total <"$R.bt.retries")
 	echo "  readers: suite retries=$retries writes=$writes; frlockstat retried_reads=$fs_retried" \
-		"retries=$fs_retries writes=$fs_writes; frlock-retries.bt retried_reads=$rt_retried;" \
-		"frlock-summary.bt retried_reads=$su_retried retries=$su_retries writes=$su_writes"
+		"retries=$fs_retries writes=$fs_writes (read sites: $fs_sites); frlock-retries.bt retried_reads=$rt_retried"
 	check "readers: frlockstat counts the suite's retries ($fs_retries == $retries)" \
 		test "$fs_retries" -eq "$retries" -a "$retries" -gt 0
-	check "readers: frlock-summary.bt sums the same retries ($su_retries == $fs_retries)" \
-		test "$su_retries" -eq "$fs_retries"
+	check "readers: frlockstat -c's read call sites add up to its retried reads ($fs_sites == $fs_retried)" \
+		test "$fs_sites" -eq "$fs_retried"
 	check "readers: retried reads, frlock-retries.bt == frlockstat ($rt_retried == $fs_retried)" \
 		test "$rt_retried" -eq "$fs_retried" -a "$fs_retried" -gt 0
-	check "readers: retried reads, frlock-summary.bt == frlockstat ($su_retried == $fs_retried)" \
-		test "$su_retried" -eq "$fs_retried"
 	show_hists frlockstat "$R.fs.retries" frlock-retries.bt "$R.bt.retries"
 	check "readers: retries-per-read histograms equal bucket by bucket ($fs_hist == $bt_hist reads, $(wc -l <"$R.fs.retries") buckets)" \
 		sh -c "test $fs_hist -eq $fs_retried -a $fs_hist -gt 0 && diff '$R.fs.retries' '$R.bt.retries'"
 	check "readers: frlockstat counts the suite's write sections ($fs_writes == $writes)" \
 		test "$fs_writes" -eq "$writes" -a "$writes" -gt 0
-	# See the top: a hard-irq write landing in a bpftrace reader program is
-	# lost to frlock-summary.bt, never the other way round.
-	check "readers: frlock-summary.bt write sections <= frlockstat's and >= 95% of them, $((fs_writes - su_writes)) unseen ($su_writes of $fs_writes)" \
-		test "$su_writes" -le "$fs_writes" -a $((su_writes * 100)) -ge $((fs_writes * 95)) -a "$su_writes" -gt 0
 fi
 
 rm -rf "$tmp"

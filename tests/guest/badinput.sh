@@ -85,18 +85,8 @@ else
 	not_ok "frlockstat is built (no $F: run make -C bpf)"
 fi
 
-# --- frlock-live (bpftrace wrapper) -----------------------------------------
-refused "which tool" "$B/frlock-live"
-refused "unknown tool 'bogus'" "$B/frlock-live" bogus
-refused "not 'abc'" "$B/frlock-live" retries abc
-refused "not '0'" "$B/frlock-live" hold 0
-refused "not '86401'" "$B/frlock-live" summary 86401
-refused "not '99999999999999'" "$B/frlock-live" retries 99999999999999
-refused "not ''" "$B/frlock-live" retries ''
-refused "unexpected argument '2'" "$B/frlock-live" retries 1 2
-
-# --- frlock-watch (bpftrace wrapper and load) -------------------------------
-W=$B/frlock-watch
+# --- frlock-watch (frlockstat and the load) ----------------------------------
+W=/opt/frlock/guest/frlock-watch
 refused "unknown option '--bogus'" "$W" --bogus
 refused "option '-d' needs a value" "$W" -d
 refused "-d wants whole seconds from 1 to 86400, not '0'" "$W" -d 0
@@ -107,12 +97,11 @@ refused "-w wants writes per second from 0 to 1000000, not '-1'" "$W" -w -1
 refused "not '1000001'" "$W" -w 1000001
 refused "-i wants whole seconds from 1 to the duration (20), not '30'" "$W" -i 30
 refused "--via wants syscall or vdso, not 'libc'" "$W" --via libc
-refused "--tool wants retries, hold, summary or all, not 'perf'" "$W" --tool perf
-refused "-o wants a directory, not the file '/proc/version'" "$W" -d 1 -o /proc/version
-refused "-o: cannot create or write the directory '/proc/frlock'" "$W" -d 1 -o /proc/frlock
-# A bad value with a new -o folder: no folder is made.
+refused "unknown option '--tool'" "$W" --tool perf
+refused "-o wants a file or a port, not the directory '/proc'" "$W" -d 1 -o /proc
+# A bad value with a new -o feed: no file is made.
 refused "-t wants" "$W" -t 0 -o "$tmp/watch-out"
-check "frlock-watch refused before it made its -o folder" test ! -e "$tmp/watch-out"
+check "frlock-watch refused before it made its -o feed" test ! -e "$tmp/watch-out"
 
 # --- the bpftrace tools themselves ------------------------------------------
 # Run directly, their arguments are bpftrace's: it refuses garbage itself

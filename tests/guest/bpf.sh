@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs inside the guest booted on the frlock kernel: checks of the bpftrace
-# tools in bpf/ and of frlock-watch (what `make run` runs). Prints one
+# tools in bpf/ and of frlock-watch (the guest side of `make run`). Prints one
 # "ok - ...", "not ok - ..." or "skip - ..." line per check.
 #
 # usage: bpf.sh [all|vdso]
@@ -13,20 +13,8 @@ B=$REPO/bpf
 # ok, not_ok, skip, check and $tmp
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=bpf/tool-wait.sh
-. /opt/frlock/bpf/tool-wait.sh
-
-# expect_fail STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stderr,
-# in one line before any usage lines.
-expect_fail() {
-	want=$1 text=$2
-	shift 2
-	"$@" >"$tmp/ef.out" 2>"$tmp/ef.err"
-	rc=$?
-	cat "$tmp/ef.err"
-	[ "$rc" -eq "$want" ] || { echo "exit status $rc, wanted $want"; return 1; }
-	head -1 "$tmp/ef.err" | grep -q -- "$text" || { echo "first line lacks '$text'"; return 1; }
-}
+# shellcheck source=guest/lib.sh
+. /opt/frlock/guest/lib.sh
 
 mode=${1:-all}
 case $mode in all | vdso) ;; *) echo "usage: bpf.sh [all|vdso]" >&2; exit 2 ;; esac
@@ -77,13 +65,12 @@ run_tools() {
 		bpftrace -f json "$B/frlock-$t.bt" 3600 >"$tmp/$t.json" 2>"$tmp/$t.err" &
 		pids="$pids $!"
 	done
-	for t in "$@"; do
-		n=0
-		while ! grep -q '"type": "printf"' "$tmp/$t.json"; do
-			n=$((n + 1))
-			[ $n -lt 900 ] || { echo "frlock-$t.bt did not start:"; cat "$tmp/$t.err"; break; }
-			sleep 0.2
-		done
+	i=0
+	for p in $pids; do
+		i=$((i + 1))
+		t=$(echo "$@" | cut -d' ' -f$i)
+		wait_attached "$p" "$tmp/$t.json" '"type": "printf"' 1800 ||
+			{ echo "frlock-$t.bt did not start:"; cat "$tmp/$t.err"; }
 	done
 	gtod-load -t 2 -d "$secs" -w "$writes" --via "$via" -i 0 -j >"$tmp/load.json" 2>"$tmp/load.err"
 	load_rc=$?
@@ -104,13 +91,13 @@ done
 
 # --- A fixed load with writer pressure --------------------------------------
 
-run_tools 5 500 syscall retries hold summary
+run_tools 5 500 syscall retries hold
 [ $load_rc -eq 0 ] && ok "gtod-load ran 5 s, syscall, 500 adjtimex writes/s" ||
 	{ not_ok "gtod-load ran (exit $load_rc)"; cat "$tmp/load.err"; }
 calls=$(grep -o '"total_count":[0-9]*' "$tmp/load.json" | cut -d: -f2)
 echo "  load: ${calls:-?} gettimeofday calls; $(grep -o '"write_count":[0-9]*' "$tmp/load.json")"
 
-R=$tmp/retries.json H=$tmp/hold.json S=$tmp/summary.json
+R=$tmp/retries.json H=$tmp/hold.json
 reads=$(map_total "$R" @reads)
 retried_rt=$(map_total "$R" @retried_reads 'tk_core\.lock,ktime_get_real_ts64')
 retried_all=$(map_total "$R" @retried_reads)
@@ -171,18 +158,7 @@ check "hold alone: samples are >= 99% of write sections by the kernel's seq ($sa
 	test "$samples" -gt 0 -a "$samples" -le $((last - first + 1)) -a \
 	     $((samples * 100)) -ge $(((last - first + 1) * 99))
 
-awk -v live=0 -f "$B/frlock-fmt.awk" "$S" >"$tmp/summary.txt"
-sed 's/^/  summary: /' "$tmp/summary.txt"
-s_reads=$(map_total "$S" @reads)
-s_writes=$(map_total "$S" @writes 'tk_core\.lock')
-s_q=$(map_total "$S" @hold_ns_q 'tk_core\.lock,[0-9]+')
-check "summary: a table row for tk_core.lock with reads/s and hold percentiles" \
-	grep -q '^tk_core.lock  *[1-9][0-9]* .* us ' "$tmp/summary.txt"
-check "summary: hold samples == write sections counted ($s_q == $s_writes)" \
-	test "$s_q" -eq "$s_writes"
-check "summary: reads agree with frlock-retries.bt's within 20% ($s_reads vs $reads)" \
-	test $((s_reads * 10)) -ge $((reads * 8)) -a $((s_reads * 10)) -le $((reads * 12))
-for t in retries hold summary; do
+for t in retries hold; do
 	check "frlock-$t.bt: nothing on stderr" test ! -s "$tmp/$t.err"
 	[ ! -s "$tmp/$t.err" ] || sed 's/^/  /' "$tmp/$t.err"
 done
@@ -192,13 +168,11 @@ done
 # guest; if this check never prints, that is what happened.)
 stop_under_load() {
 	pids=
-	for t in retries hold summary; do
+	for t in retries hold; do
 		: >"$tmp/$t.json"
 		bpftrace -f json "$B/frlock-$t.bt" >"$tmp/$t.json" 2>"$tmp/$t.err" &
 		pids="$pids $!"
-	done
-	for t in retries hold summary; do
-		while ! grep -q '"type": "printf"' "$tmp/$t.json"; do sleep 0.2; done
+		wait_attached $! "$tmp/$t.json" '"type": "printf"' 1800 || return 1
 	done
 	gtod-load -t 2 -d 6 -w 500 -i 0 -q >/dev/null 2>&1 &
 	load=$!
@@ -209,20 +183,27 @@ stop_under_load() {
 }
 check "the tools stop on Ctrl-C while the load runs, and the load completes" stop_under_load
 
-# frlock-live passes kill -TERM (and Ctrl-C) on to bpftrace, and the
-# formatter prints the last interval and the table over the whole run.
-live_stops() {
-	"$B/frlock-live" summary >"$tmp/live.out" 2>&1 &
+# Standalone, in text mode as a user runs them: each interval prints the
+# histograms (bpftrace's own drawing), and Ctrl-C ends with the totals.
+standalone() {
+	# Emptied here, not by the redirection of a background job, which
+	# may come after the wait has read the previous run's banner.
+	out=$tmp/text-$1.out
+	: >"$out"
+	bpftrace "$B/frlock-$1.bt" 1 >"$out" 2>&1 &
 	p=$!
-	while ! grep -q '^Tracing' "$tmp/live.out"; do kill -0 $p 2>/dev/null || return 1; sleep 0.2; done
+	wait_attached $p "$out" '^Tracing' 1800 || return 1
 	gtod-load -t 2 -d 3 -w 200 -i 0 -q >/dev/null 2>&1
-	kill -TERM $p
-	wait $p || return 1
-	cat "$tmp/live.out"
-	grep -q '^frlock-summary over the whole run' "$tmp/live.out" &&
-		grep -q '^tk_core.lock  *[1-9][0-9]* ' "$tmp/live.out"
+	kill -INT $p
+	wait_sigint $p || return 1
+	cat "$out"
+	[ "$(grep -c '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] ' "$out")" -ge 2 ] &&
+		grep -q "^$2" "$out" && grep -q '^\[[0-9KM, ]*[])] *[0-9]* |@' "$out"
 }
-check "frlock-live summary: stops on kill -TERM, with the whole-run table" live_stops
+check "frlock-hold.bt 1, as text: a histogram per writer every second, Ctrl-C ends it" \
+	standalone hold '@hold_ns\[tk_core.lock, timekeeping_advance\]: '
+check "frlock-retries.bt 1, as text: retries per read every second, Ctrl-C ends it" \
+	standalone retries '@retries\[tk_core.lock\]: '
 
 fi # all
 
@@ -234,6 +215,7 @@ fi # all
 # which is not the load): a kfunc on ktime_get_real_ts64 hung the TCG guest
 # when detached.
 vdso_probe() {
+	: >"$tmp/vdso.json"
 	bpftrace -f json -e '
 		BEGIN { printf("go\n"); }
 		tracepoint:syscalls:sys_enter_gettimeofday /comm == "gtod-load"/ {
@@ -243,7 +225,7 @@ vdso_probe() {
 			@read_events[ksym(args->caller)] = count(); }' \
 		>"$tmp/vdso.json" 2>"$tmp/vdso.err" &
 	p=$!
-	while ! grep -q '"go' "$tmp/vdso.json"; do kill -0 $p 2>/dev/null || break; sleep 0.2; done
+	wait_attached $p "$tmp/vdso.json" '"go' 1800
 	gtod-load -t 2 -d 3 -w 0 --via "$1" -i 0 -q >"$tmp/vdso.load" 2>&1
 	kill -INT $p
 	wait_sigint $p
@@ -275,32 +257,32 @@ tsc | kvm-clock) vdso_checks ;;
 		skip "--via vdso: clocksource $clocksource, which the vDSO cannot read: it falls back to the syscall (run bpf.sh vdso on a guest booted with tsc=reliable)"
 	fi
 	check "frlock-watch --via vdso warns that clocksource $clocksource sends vDSO reads to the kernel" \
-		sh -c "'$B/frlock-watch' -d 1 -t 1 -w 0 --tool hold --via vdso -o '$tmp/w2' 2>&1 |
+		sh -c "'$REPO/guest/frlock-watch' -d 1 -t 1 -w 0 --via vdso -o '$tmp/w2.ndjson' 2>&1 |
 			grep -q 'clocksource $clocksource'"
 	;;
 esac
 
 [ "$mode" = all ] || { rm -rf "$tmp"; exit 0; }
 
-# --- frlock-watch, what make run runs ----------------------------------------
+# --- frlock-watch, the guest side of make run ----------------------------------
 
 watch_run() {
-	"$B/frlock-watch" -d 4 -t 2 -w 200 -i 1 --tool all -o "$tmp/watch" >"$tmp/watch.out" 2>&1
+	"$REPO/guest/frlock-watch" -d 4 -t 2 -w 200 -i 1 -o "$tmp/feed.ndjson" >"$tmp/watch.out" 2>&1
 }
-if watch_run; then ok "frlock-watch --tool all ran"; else not_ok "frlock-watch --tool all ran"; fi
-tail -8 "$tmp/watch.out" | sed 's/^/  watch: /'
-check "frlock-watch: live retry and hold histograms" \
-	sh -c "grep -q '^@retries\[tk_core.lock\]: ' '$tmp/watch.out' &&
-		grep -q '^@hold_ns\[tk_core.lock, timekeeping_advance\]: ' '$tmp/watch.out' &&
-		grep -q '^\[1\] ' '$tmp/watch.out'"
-check "frlock-watch: the share of reads with no retry" \
-	grep -q 'gettimeofday reads, [0-9]* retried: [0-9.]*% needed no retry' "$tmp/watch.out"
-check "frlock-watch: gtod-load's figures, then the summary table over the load" \
-	sh -c "grep -q '^gtod-load: 2 threads via syscall' '$tmp/watch.out' &&
-		grep -q '^frlock-summary over the load' '$tmp/watch.out'"
-check "frlock-watch: NDJSON of every tool and of gtod-load in the results folder" \
-	sh -c "cd '$tmp/watch' && test -s retries.ndjson -a -s hold.ndjson -a -s summary.ndjson \
-		-a -s gtod-load.ndjson -a -s run.txt && grep -q '\"type\":\"load_summary\"' gtod-load.ndjson"
+if watch_run; then ok "frlock-watch ran"; else not_ok "frlock-watch ran"; fi
+sed 's/^/  watch: /' "$tmp/watch.out"
+W=$tmp/feed.ndjson
+check "frlock-watch: nothing but its own notes on stdout and stderr" \
+	sh -c "! grep -v '^frlock-watch: ' '$tmp/watch.out'"
+check "frlock-watch: frlockstat's intervals in the feed, with running totals and percentiles" \
+	sh -c "[ \$(grep -c '^{\"type\":\"frlockstat\",.*\"lock\":\"tk_core.lock\".*\"total\":{.*\"hold_ns_pct\":{' '$W') -ge 3 ]"
+check "frlock-watch: the retried reads of gettimeofday's reader site in the feed" \
+	grep -q '"kind":"read","caller":"ktime_get_real_ts64+' "$W"
+check "frlock-watch: gtod-load's lines, with the realtime clock and the path of the reads" \
+	sh -c "grep -q '^{\"type\":\"load\",.*\"ts\":[0-9.]*,\"via\":\"syscall\"' '$W' &&
+		grep -q '^{\"type\":\"load_summary\"' '$W'"
+check "frlock-watch: the feed ends with feed_end" \
+	sh -c "tail -1 '$W' | grep -qx '{\"type\":\"feed_end\",\"status\":0}'"
 
 # --- Wrong knobs -------------------------------------------------------------
 
@@ -309,13 +291,10 @@ check "gtod-load -d 0 is refused (exit 2)" expect_fail 2 "gtod-load: invalid" gt
 check "gtod-load --via foo is refused (exit 2)" expect_fail 2 "gtod-load: unknown" gtod-load --via foo
 check "gtod-load -w -5 is refused (exit 2)" expect_fail 2 "gtod-load: invalid" gtod-load -w -5
 check "gtod-load --bogus is refused (exit 2)" expect_fail 2 "gtod-load: unknown option" gtod-load --bogus
-check "frlock-watch --tool x is refused (exit 2)" expect_fail 2 "frlock-watch: --tool wants" \
-	"$B/frlock-watch" --tool x
 check "frlock-watch -i 0 is refused (exit 2)" expect_fail 2 "frlock-watch: -i wants" \
-	"$B/frlock-watch" -i 0
+	"$REPO/guest/frlock-watch" -i 0
 check "frlock-watch --via foo is refused (exit 2)" expect_fail 2 "frlock-watch: --via wants" \
-	"$B/frlock-watch" --via foo
-check "frlock-live foo is refused (exit 2)" expect_fail 2 "^frlock-live: .*foo" "$B/frlock-live" foo
+	"$REPO/guest/frlock-watch" --via foo
 
 rm -rf "$tmp"
 exit 0

@@ -5,7 +5,7 @@
 #
 # usage: checker-load.sh SECONDS
 . "$(dirname "$0")/lib.sh"
-. /opt/frlock/bpf/tool-wait.sh
+. /opt/frlock/guest/lib.sh
 case ${1:-} in '' | *[!0-9]*) echo "usage: checker-load.sh SECONDS" >&2; exit 2 ;; esac
 results=/sys/kernel/debug/kunit/frlock/results
 
@@ -17,9 +17,9 @@ else
 fi
 rmmod frlock_kunit 2>/dev/null
 
-bpftrace /opt/frlock/bpf/frlock-summary.bt 5 >"$tmp/bt.out" 2>&1 &
+bpftrace /opt/frlock/bpf/frlock-hold.bt 5 >"$tmp/bt.out" 2>&1 &
 bt=$!
-wait_line $bt "$tmp/bt.out" '^Attaching' 1200
+wait_attached $bt "$tmp/bt.out" '^Attaching' 1200
 sleep 1
 gtod-load -t 2 -d "$1" -w 200 -i 0 >"$tmp/load.out" 2>&1
 load_rc=$?
@@ -28,5 +28,5 @@ wait_sigint $bt
 bt_rc=$?
 [ $load_rc -eq 0 ] && ok "gettimeofday load with adjtimex writers ran $1 s ($(tail -1 "$tmp/load.out"))" ||
 	not_ok "gettimeofday load ran (exit $load_rc: $(tail -2 "$tmp/load.out"))"
-grep -q 'tk_core' "$tmp/bt.out" && ok "frlock-summary.bt traced tk_core.lock under the load" ||
-	not_ok "frlock-summary.bt traced tk_core.lock (exit $bt_rc: $(tail -2 "$tmp/bt.out"))"
+grep -q 'tk_core' "$tmp/bt.out" && ok "frlock-hold.bt traced tk_core.lock under the load" ||
+	not_ok "frlock-hold.bt traced tk_core.lock (exit $bt_rc: $(tail -2 "$tmp/bt.out"))"

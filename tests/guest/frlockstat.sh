@@ -3,8 +3,8 @@
 # gettimeofday syscall load with adjtimex writers. One ok/not ok line each.
 F=/opt/frlock/bpf/.output/frlockstat
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=bpf/tool-wait.sh
-. /opt/frlock/bpf/tool-wait.sh
+# shellcheck source=guest/lib.sh
+. /opt/frlock/guest/lib.sh
 
 # field NAME FILE: the first numeric value of "NAME": in an NDJSON file.
 field() { sed -n "s/.*\"$1\":\\([0-9]*\\).*/\\1/p" "$2" | head -1; }
@@ -22,7 +22,7 @@ for mode in tp_btf raw_tp; do
 	# shellcheck disable=SC2086
 	"$F" $opt -j -c 6 1 >"$tmp/$mode.json" 2>"$tmp/$mode.err" &
 	stat=$!
-	wait_line $stat "$tmp/$mode.err" '^Tracing' 600
+	wait_attached $stat "$tmp/$mode.err" '^Tracing' 600
 	gtod-load -t 2 -d 5 -w 1000 -i 0 >/dev/null 2>&1
 	wait $stat
 	rc=$?
@@ -38,8 +38,31 @@ for mode in tp_btf raw_tp; do
 		grep -q '"retried_reads":[1-9][0-9]*,.*"retries_per_read":\[{"min":1' "$tmp/$mode.tk"
 	check "frlockstat ($mode) names writer and reader call sites" \
 		sh -c "grep -q '\"kind\":\"write\",\"caller\":\"timekeeping_advance+' $tmp/$mode.json &&
-		       grep -q '\"kind\":\"retry\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json"
+		       grep -q '\"kind\":\"retry\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json &&
+		       grep -q '\"kind\":\"read\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json"
+	check "frlockstat ($mode) reports the hold time's p50 <= p99 <= max" \
+		sh -c "sed -n 's/.*\"hold_ns_pct\":{\"p50\":\([0-9]*\),\"p99\":\([0-9]*\),\"max\":\([0-9]*\)}.*/\1 \2 \3/p' \
+			'$tmp/$mode.tk' | awk '{ n++ } \$1 > \$2 || \$2 > \$3 { bad++ } END { exit !(n > 0 && !bad) }'"
 done
+
+# Running totals, printed as differences: the intervals add up to the
+# totals, and nothing is lost between two prints (nothing is cleared).
+"$F" -j 1 >"$tmp/iv.json" 2>"$tmp/iv.err" &
+stat=$!
+wait_attached $stat "$tmp/iv.err" '^Tracing' 600
+gtod-load -t 2 -d 4 -w 500 -i 0 >/dev/null 2>&1
+kill -INT $stat
+wait_sigint $stat
+grep '"type":"frlockstat".*"lock":"tk_core.lock"' "$tmp/iv.json" >"$tmp/iv.tk"
+sums=$(awk '{
+	match($0, /"writes":[0-9]+/); w += substr($0, RSTART + 9, RLENGTH - 9)
+	match($0, /"retried_reads":[0-9]+/); r += substr($0, RSTART + 16, RLENGTH - 16)
+	match($0, /"total":\{"writes":[0-9]+,"retried_reads":[0-9]+/); t = substr($0, RSTART, RLENGTH)
+	n++ } END { gsub(/[^0-9,]/, "", t); print n, w, r, t }' "$tmp/iv.tk")
+set -- $sums
+echo "  $1 intervals: writes $2, retried reads $3; running totals (writes,retried) $4"
+check "frlockstat -j 1: $1 intervals whose writes and retried reads add up to the running totals ($2,$3 == $4)" \
+	test "$1" -ge 3 -a "$2,$3" = "$4"
 
 "$F" -L no_such_lock 1 1 >"$tmp/filter" 2>&1
 check "frlockstat -L filters out other locks" grep -qx '(no frlock activity on no_such_lock)' "$tmp/filter"

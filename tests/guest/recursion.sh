@@ -7,14 +7,14 @@
 #
 # usage: recursion.sh [SECONDS]
 . "$(dirname "$0")/lib.sh"
-. /opt/frlock/bpf/tool-wait.sh
+. /opt/frlock/guest/lib.sh
 secs=${1:-10}
 case $secs in '' | *[!0-9]*) echo "usage: recursion.sh [SECONDS]" >&2; exit 2 ;; esac
 
 dmesg -c >/dev/null
 bpftrace "$(dirname "$0")/recursion.bt" >"$tmp/bt.out" 2>&1 &
 bt=$!
-wait_line $bt "$tmp/bt.out" '^Attaching' 1200
+wait_attached $bt "$tmp/bt.out" '^Attaching' 1200
 sleep 1
 gtod-load -t 2 -d "$secs" -w 500 -i 0 >"$tmp/load.out" 2>&1
 load_rc=$?

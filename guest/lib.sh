@@ -1,10 +1,13 @@
 # Waiting on the guest's tracing tools (bpftrace, frlockstat), sourced by
 # the guest's scripts that start and stop them (busybox sh).
 
-# wait_line PID FILE PATTERN TENTHS: wait until FILE, the output of PID,
-# has a line matching PATTERN (bpftrace's "Attaching", frlockstat's
-# "Tracing"); give up after TENTHS tenths of a second or when PID is gone.
-wait_line() {
+# wait_attached PID FILE PATTERN TENTHS: wait until FILE, the output of
+# PID, has a line matching PATTERN: the tool's attach banner, printed once
+# every probe is in (frlockstat's "Tracing" on stderr, a bpftrace tool's
+# "Tracing" from BEGIN, or with -f json its '"type": "printf"' record);
+# give up after TENTHS tenths of a second or when PID is gone. The one
+# attach wait of the project: every script that starts a tool uses it.
+wait_attached() {
 	_wl_n=0
 	while ! grep -q "$3" "$2" 2>/dev/null; do
 		kill -0 "$1" 2>/dev/null && [ $_wl_n -lt "$4" ] || return 1

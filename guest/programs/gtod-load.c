@@ -17,14 +17,16 @@
  *
  * Output: one line per interval and a summary, as text, or with -j one
  * JSON object per line:
- *   {"type":"load","t":1.000,"dt":1.000,"calls":[c0,c1],"total":N,"writes":W}
+ *   {"type":"load","t":1.000,"dt":1.000,"ts":S,"via":"syscall","calls":[c0,c1],
+ *    "total":N,"writes":W}
  *	calls[i], total and writes are per-second rates over the interval dt
- *	that ended t seconds after the start;
+ *	that ended t seconds after the start, at ts on the realtime clock
+ *	(seconds since the epoch, as frlockstat -j's ts);
  *   {"type":"load_summary",...}
  *	the same rates over the whole run ("calls", "total", "writes") plus
  *	the raw counts ("call_count", "total_count", "write_count").
  *
- * Build: gcc -O2 -Wall -Wextra -static -pthread -o gtod-load gtod-load.c
+ * Built by guest/programs/Makefile, on lib/ (cli, cpus, clock).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,22 +47,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/cli.h"
+#include "lib/clock.h"
+#include "lib/common.h"
+#include "lib/cpus.h"
+
 #define PROG		"gtod-load"
-#define MAX_THREADS	1024
 #define MAX_DURATION	86400.0
 #define MAX_WRITE_RATE	1e6
 #define MIN_INTERVAL	0.01
-#define PPM_UNIT	65536L		/* struct timex freq: ppm << 16 */
-#define CACHELINE	128		/* two lines: adjacent-line prefetch */
-
-#define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 enum via { VIA_SYSCALL, VIA_VDSO };
 enum writer { WRITER_ADJTIMEX, WRITER_SETTIMEOFDAY };
 
-static const char *const via_names[] = { "syscall", "vdso" };
-static const char *const writer_names[] = { "adjtimex", "settimeofday" };
+static const char *const via_names[] = { "syscall", "vdso", NULL };
+static const char *const writer_names[] = { "adjtimex", "settimeofday", NULL };
+const char prog_name[] = PROG;
 
 /* One per load thread, alone in its cache lines. */
 struct worker {
@@ -69,13 +71,6 @@ struct worker {
 	int idx;
 	int cpu;
 	bool pinned;
-} __attribute__((aligned(CACHELINE)));
-
-struct writer_state {
-	uint64_t writes;		/* completed writes */
-	uint64_t errors;
-	int first_errno;
-	pthread_t tid;
 } __attribute__((aligned(CACHELINE)));
 
 static struct {
@@ -100,14 +95,11 @@ static int stop;			/* READ_ONCE/WRITE_ONCE */
 static volatile sig_atomic_t got_signal;
 static pthread_barrier_t start_barrier;
 static struct worker *workers;
-static struct writer_state wr;
+static int clock_write(uint64_t n);
+static struct rate_writer wr = { .write = clock_write, .stop = &stop,
+				 .barrier = &start_barrier };
 
-/* Clock state the writer may change, and how to put it back. */
-static struct timex orig_tx;
-static long orig_freq;
-static int64_t orig_real_off_ns;	/* REALTIME - MONOTONIC before writes */
-
-static void usage(FILE *f)
+void usage(FILE *f)
 {
 	fprintf(f,
 "usage: " PROG " [-t THREADS] [-d SECONDS] [--via syscall|vdso] [-w WRITES_PER_SEC]\n"
@@ -136,19 +128,6 @@ static void help(void)
 "  " PROG " -d 10                    kernel gettimeofday on every CPU for 10 s\n"
 "  " PROG " -t 1 --via vdso          one thread through the vDSO\n"
 "  " PROG " -w 1000 -j               with 1000 adjtimex writes/s, JSON lines\n");
-}
-
-#include "cli.h"
-
-static int parse_name(const char *s, const char *const *names, int n,
-		      const char *what)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(s, names[i]))
-			return i;
-	bad_usage("unknown %s '%s'", what, s);
 }
 
 static void parse_args(int argc, char **argv)
@@ -181,15 +160,14 @@ static void parse_args(int argc, char **argv)
 						    true, "duration");
 			break;
 		case OPT_VIA:
-			opt.via = parse_name(optarg, via_names, 2, "--via");
+			opt.via = parse_choice(optarg, via_names, "--via");
 			break;
 		case 'w':
 			opt.write_rate = parse_double(optarg, 0, MAX_WRITE_RATE,
 						      false, "write rate");
 			break;
 		case OPT_WRITER:
-			opt.writer = parse_name(optarg, writer_names, 2,
-						"--writer");
+			opt.writer = parse_choice(optarg, writer_names, "--writer");
 			break;
 		case 'i':
 			opt.interval = parse_double(optarg, 0, MAX_DURATION,
@@ -217,49 +195,6 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		bad_usage("unexpected argument '%s'", argv[optind]);
-}
-
-static inline int64_t ts_ns(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts_ns(&ts);
-}
-
-static void sleep_until(int64_t deadline_ns)
-{
-	struct timespec ts = {
-		.tv_sec = deadline_ns / 1000000000,
-		.tv_nsec = deadline_ns % 1000000000,
-	};
-
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-}
-
-/* REALTIME - MONOTONIC, from the tightest of a few bracketed reads. */
-static int64_t realtime_offset_ns(void)
-{
-	int64_t best = INT64_MAX, off = 0;
-	int i;
-
-	for (i = 0; i < 7; i++) {
-		struct timespec a, r, b;
-
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		clock_gettime(CLOCK_REALTIME, &r);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		if (ts_ns(&b) - ts_ns(&a) < best) {
-			best = ts_ns(&b) - ts_ns(&a);
-			off = ts_ns(&r) - (ts_ns(&a) + ts_ns(&b)) / 2;
-		}
-	}
-	return off;
 }
 
 /* ---- load threads ------------------------------------------------------ */
@@ -292,16 +227,7 @@ static void *load_thread(void *arg)
 static int clock_write(uint64_t n)
 {
 	if (opt.writer == WRITER_ADJTIMEX) {
-		struct timex tx = {
-			.modes = ADJ_FREQUENCY,
-			.freq = orig_freq + (n & 1 ? PPM_UNIT : 0),
-		};
-
-		/* Frequency near the +500 ppm limit: step down instead. */
-		if (orig_freq + PPM_UNIT > orig_tx.tolerance)
-			tx.freq = orig_freq - (n & 1 ? PPM_UNIT : 0);
-		if (clock_adjtime(CLOCK_REALTIME, &tx) < 0)
-			return errno;
+		return freq_write(n);
 	} else {
 		struct timeval tv;
 
@@ -313,36 +239,6 @@ static int clock_write(uint64_t n)
 	return 0;
 }
 
-static void *writer_thread(void *arg)
-{
-	const double period_ns = 1e9 / opt.write_rate;
-	uint64_t n = 0;
-	int64_t t0;
-
-	(void)arg;
-	pthread_barrier_wait(&start_barrier);
-	t0 = mono_ns();
-
-	while (!READ_ONCE(stop)) {
-		int64_t due = t0 + (int64_t)(n * period_ns);
-		int err;
-
-		if (mono_ns() < due) {
-			sleep_until(due);
-			continue;
-		}
-		err = clock_write(++n);
-		if (err) {
-			if (!wr.errors)
-				wr.first_errno = err;
-			WRITE_ONCE(wr.errors, wr.errors + 1);
-		} else {
-			WRITE_ONCE(wr.writes, wr.writes + 1);
-		}
-	}
-	return NULL;
-}
-
 /*
  * Read the clock state before any write, and make one write up front so
  * that a missing CAP_SYS_TIME fails here and not in the middle of a run.
@@ -351,15 +247,11 @@ static int writer_prepare(void)
 {
 	int err;
 
-	memset(&orig_tx, 0, sizeof(orig_tx));
-	if (clock_adjtime(CLOCK_REALTIME, &orig_tx) < 0) {
+	if (save_clock_state() < 0) {
 		fprintf(stderr, PROG ": adjtimex read: %s\n", strerror(errno));
 		return -1;
 	}
-	orig_freq = orig_tx.freq;
-	orig_real_off_ns = realtime_offset_ns();
-
-	if (opt.writer == WRITER_ADJTIMEX && (orig_tx.status & STA_PLL))
+	if (opt.writer == WRITER_ADJTIMEX && (orig.tx.status & STA_PLL))
 		fprintf(stderr, PROG ": note: STA_PLL is set: an NTP daemon "
 			"is steering the frequency; the writer fights it\n");
 
@@ -380,12 +272,12 @@ static int writer_restore(void)
 	int ret = 0;
 
 	if (opt.writer == WRITER_ADJTIMEX) {
-		struct timex tx = { .modes = ADJ_FREQUENCY, .freq = orig_freq };
+		struct timex tx;
 
-		if (clock_adjtime(CLOCK_REALTIME, &tx) < 0 ||
-		    tx.freq != orig_freq) {
+		orig.freq = true;
+		if (restore_clock_state() || adj_read(&tx) < 0 || tx.freq != orig.tx.freq) {
 			fprintf(stderr, PROG ": restoring frequency %ld: %s\n",
-				orig_freq, strerror(errno));
+				orig.tx.freq, strerror(errno));
 			ret = -1;
 		}
 	} else {
@@ -394,18 +286,11 @@ static int writer_restore(void)
 		 * the time between the read and the write, plus the
 		 * truncation to microseconds.  Give that back in one step.
 		 */
-		int64_t drift = realtime_offset_ns() - orig_real_off_ns;
+		int64_t drift = offset_ns(CLOCK_REALTIME, CLOCK_MONOTONIC) - orig.real_off;
 		int64_t us = (drift >= 0 ? drift + 500 : drift - 500) / 1000;
-		struct timex tx = { .modes = ADJ_SETOFFSET };
 
 		if (us) {
-			tx.time.tv_sec = -us / 1000000;
-			tx.time.tv_usec = -us % 1000000;
-			if (tx.time.tv_usec < 0) {
-				tx.time.tv_usec += 1000000;
-				tx.time.tv_sec--;
-			}
-			if (clock_adjtime(CLOCK_REALTIME, &tx) < 0) {
+			if (shift_realtime(-drift) < 0) {
 				fprintf(stderr, PROG ": correcting realtime "
 					"by %lld us: %s\n", (long long)-us,
 					strerror(errno));
@@ -419,7 +304,7 @@ static int writer_restore(void)
 				wr.writes ? (double)us / (wr.writes + 1) : 0.0,
 				ret ? "not corrected" :
 				us ? "corrected" : "nothing to correct");
-		if (!(orig_tx.status & STA_UNSYNC) && !opt.quiet)
+		if (!(orig.tx.status & STA_UNSYNC) && !opt.quiet)
 			fprintf(stderr, PROG ": note: each clock step clears "
 				"the kernel's NTP state (STA_UNSYNC is now "
 				"set); an NTP daemon re-synchronises it\n");
@@ -467,8 +352,13 @@ static void print_interval(double t, double dt, const uint64_t *now,
 		total += now[i] - prev[i];
 
 	if (opt.json) {
-		printf("{\"type\":\"load\",\"t\":%.3f,\"dt\":%.3f,\"calls\":[",
-		       t, dt);
+		struct timespec ts;
+
+		/* ts: the realtime clock, as frlockstat's, to pair the lines. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		printf("{\"type\":\"load\",\"t\":%.3f,\"dt\":%.3f,\"ts\":%lld.%03ld,"
+		       "\"via\":\"%s\",\"calls\":[", t, dt, (long long)ts.tv_sec,
+		       ts.tv_nsec / 1000000, opt.via == VIA_VDSO ? "vdso" : "syscall");
 		for (i = 0; i < opt.threads; i++)
 			printf("%s%.0f", i ? "," : "",
 			       (now[i] - prev[i]) / dt);
@@ -548,49 +438,16 @@ static void on_signal(int sig)
 	got_signal = sig;
 }
 
-static int usable_cpus(int *cpus, int max)
-{
-	cpu_set_t set;
-	int cpu, n = 0;
-
-	if (sched_getaffinity(0, sizeof(set), &set) < 0) {
-		long online = sysconf(_SC_NPROCESSORS_ONLN);
-
-		for (cpu = 0; cpu < online && n < max; cpu++)
-			cpus[n++] = cpu;
-		return n ? n : 1;
-	}
-	for (cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
-		if (CPU_ISSET(cpu, &set))
-			cpus[n++] = cpu;
-	return n;
-}
-
 static int start_threads(const int *cpus, int ncpus)
 {
-	pthread_attr_t attr;
 	int i, err;
 
 	for (i = 0; i < opt.threads; i++) {
 		struct worker *w = &workers[i];
-		cpu_set_t set;
 
 		w->idx = i;
 		w->cpu = cpus[i % ncpus];
-		CPU_ZERO(&set);
-		CPU_SET(w->cpu, &set);
-		pthread_attr_init(&attr);
-		w->pinned = !pthread_attr_setaffinity_np(&attr, sizeof(set),
-							 &set);
-		err = pthread_create(&w->tid, &attr, load_thread, w);
-		if (err && w->pinned) {
-			/* CPU gone or not allowed: run unpinned. */
-			pthread_attr_destroy(&attr);
-			pthread_attr_init(&attr);
-			w->pinned = false;
-			err = pthread_create(&w->tid, &attr, load_thread, w);
-		}
-		pthread_attr_destroy(&attr);
+		err = start_pinned(&w->tid, w->cpu, &w->pinned, load_thread, w);
 		if (err) {
 			fprintf(stderr, PROG ": creating thread %d: %s\n", i,
 				strerror(err));
@@ -601,7 +458,8 @@ static int start_threads(const int *cpus, int ncpus)
 				"to cpu %d\n", i, w->cpu);
 	}
 	if (opt.write_rate > 0) {
-		err = pthread_create(&wr.tid, NULL, writer_thread, NULL);
+		wr.rate = opt.write_rate;
+		err = pthread_create(&wr.tid, NULL, rate_writer_thread, &wr);
 		if (err) {
 			fprintf(stderr, PROG ": creating writer: %s\n",
 				strerror(err));

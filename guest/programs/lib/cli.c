@@ -1,25 +1,16 @@
-/* SPDX-License-Identifier: GPL-2.0 */
-/*
- * Command-line parsing shared by the guest programs: a bad value gets one
- * line on stderr, then the usage, then exit 2. Include it after defining
- * PROG and static void usage(FILE *).
- */
-#ifndef FRLOCK_GUEST_CLI_H
-#define FRLOCK_GUEST_CLI_H
-
+// SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include "cli.h"
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-bad_usage(const char *fmt, ...)
+void bad_usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, PROG ": ");
+	fprintf(stderr, "%s: ", prog_name);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -28,7 +19,7 @@ bad_usage(const char *fmt, ...)
 	exit(2);
 }
 
-static long parse_long(const char *s, long min, long max, const char *what)
+long parse_long(const char *s, long min, long max, const char *what)
 {
 	char *end;
 	long v;
@@ -41,8 +32,8 @@ static long parse_long(const char *s, long min, long max, const char *what)
 	return v;
 }
 
-static double parse_double(const char *s, double min, double max,
-			   bool min_open, const char *what)
+double parse_double(const char *s, double min, double max, bool min_open,
+		    const char *what)
 {
 	char *end;
 	double v;
@@ -56,4 +47,12 @@ static double parse_double(const char *s, double min, double max,
 	return v;
 }
 
-#endif /* FRLOCK_GUEST_CLI_H */
+int parse_choice(const char *s, const char *const *list, const char *what)
+{
+	int i;
+
+	for (i = 0; list[i]; i++)
+		if (!strcmp(s, list[i]))
+			return i;
+	bad_usage("unknown %s '%s'", what, s);
+}
