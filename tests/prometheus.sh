@@ -20,7 +20,7 @@ check "prometheus: the exporter fixture is valid exposition format" \
 fixture_server() {
 	mkdir -p "$plogs/exporter"
 	cp "$prom/fixtures/frlock.prom" "$plogs/exporter/metrics"
-	python3 -m http.server 0 --bind 127.0.0.1 --directory "$plogs/exporter" \
+	/usr/bin/python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$plogs/exporter" \
 		>"$plogs/exporter.log" 2>&1 &
 	exporter_pid=$!
 	wait_for 10 grep -q 'Serving HTTP on' "$plogs/exporter.log" || return 1
@@ -29,11 +29,11 @@ fixture_server() {
 }
 # http_get URL: the body, or exit 1 (no curl on a minimal Debian).
 http_get() {
-	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$1"
+	/usr/bin/python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$1"
 }
 # query URL EXPR: the number of samples EXPR returns.
 query() {
-	python3 -c 'import json, sys, urllib.parse, urllib.request
+	/usr/bin/python3 -c 'import json, sys, urllib.parse, urllib.request
 q = urllib.parse.urlencode({"query": sys.argv[2]})
 r = json.load(urllib.request.urlopen(sys.argv[1] + "api/v1/query?" + q, timeout=5))
 print(len(r["data"]["result"]))' "$1" "$2"
@@ -66,10 +66,11 @@ check "prometheus: local-prometheus scrapes an exporter on loopback, evaluates t
 
 # --- Faults: one line naming the cause, exit 1, no process left -------------
 busy_port() {
-	python3 -m http.server 0 --bind 127.0.0.1 >"$plogs/busy.log" 2>&1 &
+	/usr/bin/python3 -u -m http.server 0 --bind 127.0.0.1 >"$plogs/busy.log" 2>&1 &
 	local holder=$! port rc
 	wait_for 10 grep -q 'Serving HTTP on' "$plogs/busy.log"
 	port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$plogs/busy.log" | head -1)
+	[ -n "$port" ] || { echo "the port holder did not start"; kill "$holder"; return 1; }
 	one_line_fault 1 "port $port on 127.0.0.1 is busy" \
 		"$lp" start --dir "$plogs/busy" --target 127.0.0.1:9 --port "$port"
 	rc=$?
