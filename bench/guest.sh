@@ -14,7 +14,7 @@ pids=
 trap 'for p in $pids; do kill -INT $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
 usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS | gtod KERNEL SECONDS RUN | tracing SECONDS PAIRS" >&2; exit 2; }
 die() { echo "guest.sh: $*" >&2; exit 1; }
-. "$top/guest/lib.sh"
+. "$top/guest-rootfs/lib.sh"
 num() { case $1 in '' | *[!0-9]*) usage ;; esac; }
 
 # modprobe frlock_bench PARAMS...: the module's result lines, as bench lines.

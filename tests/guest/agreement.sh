@@ -35,7 +35,7 @@ B=$REPO/bpf
 F=$B/.output/frlockstat
 LOCK='&s->lock'
 STRESS_MS=${1:-500}
-# shellcheck source=guest/lib.sh
+# shellcheck source=guest-rootfs/lib.sh
 . "$REPO/guest/lib.sh"
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -111,7 +111,7 @@ num() { case $1 in '' | *[!0-9]*) echo -1 ;; *) echo "$1" ;; esac; }
 
 # --- One run: the tools attached together, one KUnit stress run ------------
 
-# stop PID...: SIGINT to each, then wait for all (guest/lib.sh
+# stop PID...: SIGINT to each, then wait for all (guest-rootfs/lib.sh
 # repeats a SIGINT that bpftrace 0.17 missed, and kills after 2 minutes).
 stop() {
 	for p in "$@"; do kill -INT "$p" 2>/dev/null; done

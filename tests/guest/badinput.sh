@@ -86,7 +86,7 @@ else
 fi
 
 # --- frlock-watch (frlockstat and the load) ----------------------------------
-W=/opt/frlock/guest/frlock-watch
+W=/opt/frlock/guest-rootfs/frlock-watch
 refused "unknown option '--bogus'" "$W" --bogus
 refused "option '-d' needs a value" "$W" -d
 refused "-d wants whole seconds from 1 to 86400, not '0'" "$W" -d 0

@@ -13,8 +13,8 @@ B=$REPO/bpf
 # ok, not_ok, skip, check and $tmp
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=guest/lib.sh
-. /opt/frlock/guest/lib.sh
+# shellcheck source=guest-rootfs/lib.sh
+. /opt/frlock/guest-rootfs/lib.sh
 
 mode=${1:-all}
 case $mode in all | vdso) ;; *) echo "usage: bpf.sh [all|vdso]" >&2; exit 2 ;; esac

@@ -5,7 +5,7 @@
 #
 # usage: checker-load.sh SECONDS
 . "$(dirname "$0")/lib.sh"
-. /opt/frlock/guest/lib.sh
+. /opt/frlock/guest-rootfs/lib.sh
 case ${1:-} in '' | *[!0-9]*) echo "usage: checker-load.sh SECONDS" >&2; exit 2 ;; esac
 results=/sys/kernel/debug/kunit/frlock/results
 

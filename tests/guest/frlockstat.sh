@@ -3,8 +3,8 @@
 # gettimeofday syscall load with adjtimex writers. One ok/not ok line each.
 F=/opt/frlock/bpf/.output/frlockstat
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=guest/lib.sh
-. /opt/frlock/guest/lib.sh
+# shellcheck source=guest-rootfs/lib.sh
+. /opt/frlock/guest-rootfs/lib.sh
 
 # field NAME FILE: the first numeric value of "NAME": in an NDJSON file.
 field() { sed -n "s/.*\"$1\":\\([0-9]*\\).*/\\1/p" "$2" | head -1; }

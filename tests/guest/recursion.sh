@@ -7,7 +7,7 @@
 #
 # usage: recursion.sh [SECONDS]
 . "$(dirname "$0")/lib.sh"
-. /opt/frlock/guest/lib.sh
+. /opt/frlock/guest-rootfs/lib.sh
 secs=${1:-10}
 case $secs in '' | *[!0-9]*) echo "usage: recursion.sh [SECONDS]" >&2; exit 2 ;; esac
 

@@ -26,7 +26,7 @@
  *	the same rates over the whole run ("calls", "total", "writes") plus
  *	the raw counts ("call_count", "total_count", "write_count").
  *
- * Built by guest/programs/Makefile, on lib/ (cli, cpus, clock).
+ * Built by guest-rootfs/programs/Makefile, on lib/ (cli, cpus, clock).
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,5 +1,5 @@
 # The bounds of make run's knobs, in one place: sourced by host/frlock-run
-# and host/run-guest on the host (bash) and by guest/frlock-watch in the
+# and host/run-guest on the host (bash) and by guest-rootfs/frlock-watch in the
 # guest (busybox sh), which check them each in their own words.
 
 KNOB_DURATION_MAX=86400		# DURATION, frlock-watch -d: seconds, from 1

@@ -24,7 +24,7 @@
  *
  * One file per check (monotonic.c, settime.c, adjtimex.c, suspend.c), the
  * cross-CPU reader threads (readers.c) and main.c, on the programs' lib/;
- * built by guest/programs/Makefile.
+ * built by guest-rootfs/programs/Makefile.
  */
 #ifndef FRLOCK_TIMECHECK_H
 #define FRLOCK_TIMECHECK_H
