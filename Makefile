@@ -29,11 +29,11 @@ DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
 	zlib1g-dev clang llvm libjs-chart.js chromium kmod sparse gdb \
 	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps python3-websocket \
-	iproute2 prometheus
+	iproute2 prometheus prometheus-node-exporter
 
 # Packages whose Debian service would listen on every address: when make
 # deps installs them, it stops and disables that service.
-DEB_SERVICES := prometheus
+DEB_SERVICES := prometheus prometheus-node-exporter
 
 .PHONY: all deps kernel kernel-stock kernel-lockdep kernel-kcsan rootfs bpf run shell \
 	test test-host test-guest test-long test-fresh bench
@@ -55,7 +55,7 @@ deps:
 			case " $$missing " in *" $$svc "*) ;; *) continue ;; esac; \
 			[ -d /run/systemd/system ] || continue; \
 			systemctl disable --now -q "$$svc.service" && \
-				echo "deps: stopped and disabled $$svc.service, which Debian starts on all addresses; the project runs its own on 127.0.0.1"; \
+				echo "deps: stopped and disabled $$svc.service, which Debian starts on all addresses; the project starts its own where it needs one, on loopback"; \
 		done; \
 	fi
 
