@@ -68,8 +68,12 @@ static __always_inline bool name_matches(const char *name)
 	return true;
 }
 
-/* The lock's stats, created with its name on first sight; NULL if filtered. */
-static __always_inline struct lock_stat *lock_stat_of(const frlock_t *fl)
+/*
+ * The lock's stats, created with its name on first sight; NULL if filtered.
+ * The name is the event's argument: a string constant the frlock API made
+ * from the expression its user passed ("tk_core.lock").
+ */
+static __always_inline struct lock_stat *lock_stat_of(const void *fl, const char *lname)
 {
 	u64 key = (u64)fl;
 	struct lock_stat *st;
@@ -78,7 +82,7 @@ static __always_inline struct lock_stat *lock_stat_of(const frlock_t *fl)
 	st = bpf_map_lookup_elem(&stats, &key);
 	if (st)
 		return st;
-	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(fl, name));
+	bpf_probe_read_kernel_str(name, sizeof(name), lname);
 	if (!name_matches(name))
 		return NULL;
 	bpf_map_update_elem(&stats, &key, &zero_stat, BPF_NOEXIST);
@@ -99,7 +103,46 @@ static __always_inline void hist_add(struct hist *h, u64 v)
 	__sync_fetch_and_add(&h->slots[slot], 1);
 }
 
-static __always_inline void caller_add(const frlock_t *fl, unsigned long caller,
+/*
+ * The caller's caller: the frame after @caller in the kernel stack. @caller
+ * is the return address into the function that inlined the frlock call,
+ * so it appears in the stack as it is; the frames above it (the BPF
+ * trampoline, the tracepoint's iterator, frlock's out-of-line helper) are
+ * skipped by matching it rather than by a count that differs between
+ * tp_btf and raw_tp. 0 if it is not within the frames taken.
+ */
+#define STACK_FRAMES	12
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64[STACK_FRAMES]);
+} stack_buf SEC(".maps");
+
+static __always_inline u64 caller_of(void *ctx, unsigned long caller)
+{
+	u32 zero = 0;
+	u64 *st = bpf_map_lookup_elem(&stack_buf, &zero);
+	long n;
+	int i;
+
+	if (!st)
+		return 0;
+	n = bpf_get_stack(ctx, st, STACK_FRAMES * sizeof(u64), 0);
+	if (n <= 0)
+		return 0;
+	n /= sizeof(u64);
+	for (i = 0; i < STACK_FRAMES - 1; i++) {
+		if (i + 1 >= n)
+			break;
+		if (st[i] == caller)
+			return st[i + 1];
+	}
+	return 0;
+}
+
+static __always_inline void caller_add(void *ctx, const void *fl, unsigned long caller,
 				       unsigned int kind, u64 ns)
 {
 	struct caller_key key = { .lock = (u64)fl, .caller = caller, .kind = kind };
@@ -108,6 +151,7 @@ static __always_inline void caller_add(const frlock_t *fl, unsigned long caller,
 
 	if (!per_caller)
 		return;
+	key.parent = caller_of(ctx, caller);
 	cs = bpf_map_lookup_or_try_init(&callers, &key, &zero);
 	if (!cs)
 		return;
@@ -115,17 +159,18 @@ static __always_inline void caller_add(const frlock_t *fl, unsigned long caller,
 	__sync_fetch_and_add(&cs->total_ns, ns);
 }
 
-static __always_inline int on_write_begin(const frlock_t *fl)
+static __always_inline int on_write_begin(const void *fl, const char *name)
 {
 	u64 key = (u64)fl, now = bpf_ktime_get_ns();
 
-	if (!lock_stat_of(fl))
+	if (!lock_stat_of(fl, name))
 		return 0;
 	bpf_map_update_elem(&write_start, &key, &now, BPF_ANY);
 	return 0;
 }
 
-static __always_inline int on_write_end(const frlock_t *fl, unsigned long caller)
+static __always_inline int on_write_end(void *ctx, const void *fl, const char *name,
+					unsigned long caller)
 {
 	u64 key = (u64)fl, *start, ns;
 	struct lock_stat *st;
@@ -135,26 +180,26 @@ static __always_inline int on_write_end(const frlock_t *fl, unsigned long caller
 		return 0;	/* began before we attached */
 	ns = bpf_ktime_get_ns() - *start;
 	bpf_map_delete_elem(&write_start, &key);
-	st = lock_stat_of(fl);
+	st = lock_stat_of(fl, name);
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->writes, 1);
 	hist_add(&st->hold_ns, ns);
-	caller_add(fl, caller, CALLER_WRITE, ns);
+	caller_add(ctx, fl, caller, CALLER_WRITE, ns);
 	return 0;
 }
 
-static __always_inline int on_read_retry(const frlock_t *fl, unsigned int retries,
-					 unsigned long caller)
+static __always_inline int on_read_retry(void *ctx, const void *fl, const char *name,
+					 unsigned int retries, unsigned long caller)
 {
 	struct read_key key = { .lock = (u64)fl, .pid = (u32)bpf_get_current_pid_tgid() };
-	struct lock_stat *st = lock_stat_of(fl);
+	struct lock_stat *st = lock_stat_of(fl, name);
 	u64 now;
 
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->retries, 1);
-	caller_add(fl, caller, CALLER_RETRY, 0);
+	caller_add(ctx, fl, caller, CALLER_RETRY, 0);
 	if (retries == 1) {
 		now = bpf_ktime_get_ns();
 		bpf_map_update_elem(&read_start, &key, &now, BPF_ANY);
@@ -162,11 +207,11 @@ static __always_inline int on_read_retry(const frlock_t *fl, unsigned int retrie
 	return 0;
 }
 
-static __always_inline int on_read_done(const frlock_t *fl, unsigned int retries,
-					unsigned long caller)
+static __always_inline int on_read_done(void *ctx, const void *fl, const char *name,
+					unsigned int retries, unsigned long caller)
 {
 	struct read_key key = { .lock = (u64)fl, .pid = (u32)bpf_get_current_pid_tgid() };
-	struct lock_stat *st = lock_stat_of(fl);
+	struct lock_stat *st = lock_stat_of(fl, name);
 	u64 *start, lost = 0;
 
 	if (!st)
@@ -179,57 +224,65 @@ static __always_inline int on_read_done(const frlock_t *fl, unsigned int retries
 		hist_add(&st->lost_ns, lost);
 		bpf_map_delete_elem(&read_start, &key);
 	}
-	caller_add(fl, caller, CALLER_READ, lost);
+	caller_add(ctx, fl, caller, CALLER_READ, lost);
 	return 0;
 }
 
 SEC("tp_btf/frlock_write_begin")
-int BPF_PROG(tp_btf_write_begin, const frlock_t *fl, unsigned int seq, unsigned long caller)
+int BPF_PROG(tp_btf_write_begin, const frcount_t *fc, const char *name,
+	     unsigned int seq, unsigned long caller)
 {
-	return on_write_begin(fl);
+	return on_write_begin(fc, name);
 }
 
 SEC("tp_btf/frlock_write_end")
-int BPF_PROG(tp_btf_write_end, const frlock_t *fl, unsigned int seq, unsigned long caller)
+int BPF_PROG(tp_btf_write_end, const frcount_t *fc, const char *name,
+	     unsigned int seq, unsigned long caller)
 {
-	return on_write_end(fl, caller);
+	return on_write_end(ctx, fc, name, caller);
 }
 
 SEC("tp_btf/frlock_read_retry")
-int BPF_PROG(tp_btf_read_retry, const frlock_t *fl, unsigned int retries, unsigned long caller)
+int BPF_PROG(tp_btf_read_retry, const frcount_t *fc, const char *name,
+	     unsigned int retries, unsigned long caller)
 {
-	return on_read_retry(fl, retries, caller);
+	return on_read_retry(ctx, fc, name, retries, caller);
 }
 
 SEC("tp_btf/frlock_read_done")
-int BPF_PROG(tp_btf_read_done, const frlock_t *fl, unsigned int retries, unsigned long caller)
+int BPF_PROG(tp_btf_read_done, const frcount_t *fc, const char *name,
+	     unsigned int retries, unsigned long caller)
 {
-	return on_read_done(fl, retries, caller);
+	return on_read_done(ctx, fc, name, retries, caller);
 }
 
 /* Fallbacks for kernels that cannot attach tp_btf programs. */
 SEC("raw_tp/frlock_write_begin")
-int BPF_PROG(raw_tp_write_begin, const frlock_t *fl, unsigned int seq, unsigned long caller)
+int BPF_PROG(raw_tp_write_begin, const frcount_t *fc, const char *name,
+	     unsigned int seq, unsigned long caller)
 {
-	return on_write_begin(fl);
+	return on_write_begin(fc, name);
 }
 
 SEC("raw_tp/frlock_write_end")
-int BPF_PROG(raw_tp_write_end, const frlock_t *fl, unsigned int seq, unsigned long caller)
+int BPF_PROG(raw_tp_write_end, const frcount_t *fc, const char *name,
+	     unsigned int seq, unsigned long caller)
 {
-	return on_write_end(fl, caller);
+	return on_write_end(ctx, fc, name, caller);
 }
 
 SEC("raw_tp/frlock_read_retry")
-int BPF_PROG(raw_tp_read_retry, const frlock_t *fl, unsigned int retries, unsigned long caller)
+int BPF_PROG(raw_tp_read_retry, const frcount_t *fc, const char *name,
+	     unsigned int retries, unsigned long caller)
 {
-	return on_read_retry(fl, retries, caller);
+	return on_read_retry(ctx, fc, name, retries, caller);
 }
 
 SEC("raw_tp/frlock_read_done")
-int BPF_PROG(raw_tp_read_done, const frlock_t *fl, unsigned int retries, unsigned long caller)
+int BPF_PROG(raw_tp_read_done, const frcount_t *fc, const char *name,
+	     unsigned int retries, unsigned long caller)
 {
-	return on_read_done(fl, retries, caller);
+	return on_read_done(ctx, fc, name, retries, caller);
 }
 
 char LICENSE[] SEC("license") = "GPL";

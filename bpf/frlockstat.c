@@ -59,12 +59,12 @@ static const char argp_doc[] =
 "    frlockstat                 # summarize until Ctrl-C\n"
 "    frlockstat 1 10            # print every second, 10 times\n"
 "    frlockstat -L tk_core.lock # only timekeeping's frlock\n"
-"    frlockstat -c 5            # also the top writer and retry call sites\n"
+"    frlockstat -c 5            # also writer and retry call sites, and their callers\n"
 "    frlockstat -j 1            # one JSON object per lock per second\n";
 
 static const struct argp_option opts[] = {
 	{ "lock", 'L', "NAME", 0, "Trace only the frlock with this name", 0 },
-	{ "caller", 'c', NULL, 0, "Also list writer and retry call sites", 0 },
+	{ "caller", 'c', NULL, 0, "Also list writer and retry call sites and their callers", 0 },
 	{ "json", 'j', NULL, 0, "Print NDJSON: one object per lock per interval", 0 },
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0 },
 	{ "raw-tp", 'r', NULL, 0, "Use raw tracepoints even where tp_btf works", 0 },
@@ -340,7 +340,7 @@ static void print_callers(struct frlockstat_bpf *obj, unsigned long long lock,
 {
 	struct caller_key key = {}, next;
 	struct caller_stat cs, d;
-	char sym[128];
+	char sym[128], from[128];
 	int fd = bpf_map__fd(obj->maps.callers);
 	bool header = false;
 	const char *kind;
@@ -355,19 +355,24 @@ static void print_callers(struct frlockstat_bpf *obj, unsigned long long lock,
 			continue;
 		kind = caller_kinds[key.kind];
 		ksyms__format(ksyms, key.caller, sym, sizeof(sym));
+		if (key.parent)
+			ksyms__format(ksyms, key.parent, from, sizeof(from));
+		else
+			snprintf(from, sizeof(from), "?");
 		if (env.json) {
 			printf("{\"type\":\"frlockstat_caller\",\"lock\":\"%s\",\"kind\":\"%s\","
 			       "\"caller\":\"%s\",\"count\":%llu,\"total_ns\":%llu,"
-			       "\"count_total\":%llu}\n",
-			       name, kind, sym, d.count, d.total_ns, cs.count);
+			       "\"count_total\":%llu,\"from\":\"%s\"}\n",
+			       name, kind, sym, d.count, d.total_ns, cs.count, from);
 			continue;
 		}
 		if (!header) {
-			printf("  %-6s %-40s %10s %14s\n", "KIND", "CALLER", "COUNT", "AVG_NS");
+			printf("  %-5s %-26s %-26s %8s %9s\n", "KIND", "CALLER", "FROM",
+			       "COUNT", "AVG_NS");
 			header = true;
 		}
-		printf("  %-6s %-40s %10llu %14llu\n", kind, sym, d.count,
-		       d.count ? d.total_ns / d.count : 0);
+		printf("  %-5s %-26.26s %-26.26s %8llu %9llu\n", kind, sym, from,
+		       d.count, d.count ? d.total_ns / d.count : 0);
 	}
 }
 

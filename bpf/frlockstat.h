@@ -13,7 +13,7 @@ struct hist {
 };
 
 /*
- * Per lock instance, keyed by the frlock_t's address: running totals since
+ * Per lock instance, keyed by its frcount_t's address: running totals since
  * frlockstat attached, never cleared (userspace prints the differences).
  */
 struct lock_stat {
@@ -35,7 +35,8 @@ enum caller_kind {
 
 struct caller_key {
 	unsigned long long lock;
-	unsigned long long caller;
+	unsigned long long caller;	/* in the function that inlined the lock */
+	unsigned long long parent;	/* its caller, from the stack; 0 if unknown */
 	unsigned int kind;
 	unsigned int pad;
 };

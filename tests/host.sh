@@ -111,6 +111,25 @@ for n in $(seq 1 $((${#patches[@]} - 1))); do
 	check "kernel builds with patches 1-$n only" "$build" --variant frlock --patches "$n"
 done
 
+# tk_core's layout against the prefix before the timekeeping patch.
+# shellcheck source=tests/layout.sh
+. "$top/tests/layout.sh"
+
+# No new sparse warning in the files the series touches.
+if [ -n "$src" ]; then
+	# shellcheck source=tests/sparse.sh
+	. "$top/tests/sparse.sh"
+else
+	not_ok "sparse: no linux-source tree to check"
+fi
+
+# The series on a weakly ordered architecture: an arm64 cross build.
+check "arm64: the series cross-builds (kernel/build-arm64, gcc-aarch64-linux-gnu)" \
+	"$top/kernel/build-arm64" --quiet
+check "kernel/build-arm64: a missing cross compiler is one line with the fix" \
+	expect_fail 1 "is missing: run 'make deps'" env CROSS_COMPILE=/nonexistent/aarch64- \
+	"$top/kernel/build-arm64"
+
 config_has() {
 	local c
 	for c in CONFIG_FRLOCK_KUNIT_TEST=m CONFIG_FRLOCK_BENCH=m CONFIG_DEBUG_INFO_BTF=y \

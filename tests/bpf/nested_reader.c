@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nested_reader	try to attach nested_reader.bpf.c for SECONDS, then print
- *			how often it read the coarse clock inside tk_core.lock's
- *			write section. The kernel is expected to refuse it (exit
- *			1, with libbpf's verifier log on stderr). For
- *			tests/guest/nested-reader.sh.
+ * nested_reader	attach nested_reader.bpf.c, an fentry program on
+ *			update_vsyscall() that calls bpf_timer_start() inside
+ *			tk_core.lock's write section, for SECONDS, then print what
+ *			bpf_timer_start() returned. Exit 1 if it could not be
+ *			loaded or attached. For tests/guest/nested-reader.sh.
  *
  * usage: nested_reader SECONDS
  */
@@ -52,9 +52,14 @@ int main(int argc, char **argv)
 	printf("attached\n");
 	fflush(stdout);
 	sleep(secs);
-	printf("calls=%llu last_coarse_ns=%llu\n",
+	printf("calls=%llu refused=%llu started=%llu failed=%llu last_err=%lld fired=%llu init_err=%llu\n",
 	       (unsigned long long)skel->bss->stats.calls,
-	       (unsigned long long)skel->bss->stats.last_coarse_ns);
+	       (unsigned long long)skel->bss->stats.refused,
+	       (unsigned long long)skel->bss->stats.started,
+	       (unsigned long long)skel->bss->stats.failed,
+	       (long long)skel->bss->stats.last_err,
+	       (unsigned long long)skel->bss->stats.fired,
+	       (unsigned long long)skel->bss->stats.init_err);
 	nested_reader_bpf__destroy(skel);
 	return 0;
 }
