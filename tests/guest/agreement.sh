@@ -4,7 +4,7 @@
 # report the same events. One ok/not ok line per comparison, with the
 # numbers compared.
 #
-# The workload is the KUnit suite's stress case: its lock "&s->lock" lives
+# The workload is the KUnit suite's stress case: its lock "s->lock" lives
 # only while the case runs (readers on every vCPU, a writer thread and an
 # hrtimer writer in hard irq), so no event of it can fall before the tools
 # attach or after they detach; the tools are stopped once modprobe has
@@ -33,7 +33,7 @@
 REPO=/opt/frlock
 B=$REPO/bpf
 F=$B/.output/frlockstat
-LOCK='&s->lock'
+LOCK='s->lock'
 STRESS_MS=${1:-500}
 # shellcheck source=guest-rootfs/lib.sh
 . "$REPO/guest/lib.sh"
