@@ -29,12 +29,12 @@
 # the other's probes (see the writers' part): their totals, per-writer
 # counts, bucket bounds and medians are compared instead.
 #
-# usage: agreement.sh [STRESS_MS]	(default 500: the stress case's length)
+# usage: agreement.sh [STRESS_MS]	(default 1500: the stress case's length)
 REPO=/opt/frlock
 B=$REPO/bpf
 F=$B/.output/frlockstat
 LOCK='s->lock'
-STRESS_MS=${1:-500}
+STRESS_MS=${1:-1500}
 # shellcheck source=guest-rootfs/lib.sh
 . "$REPO/guest/lib.sh"
 # shellcheck source=tests/guest/lib.sh

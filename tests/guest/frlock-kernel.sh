@@ -18,10 +18,13 @@ done
 
 # --- KUnit ----------------------------------------------------------------
 
+# The stress case runs 100 ms by default (short for KUNIT_ALL_TESTS); readers
+# wait while a write is open, so only a write that opens during a copy makes
+# a reader retry: 2 retries in 100 ms in one run. 1 s here.
 kunit() {
 	results=/sys/kernel/debug/kunit/frlock/results
-	modprobe frlock_kunit 2>"$tmp/modprobe.err" ||
-		insmod "$(find /lib/modules -name frlock_kunit.ko | head -1)" 2>>"$tmp/modprobe.err"
+	modprobe frlock_kunit stress_ms=1000 2>"$tmp/modprobe.err" ||
+		insmod "$(find /lib/modules -name frlock_kunit.ko | head -1)" stress_ms=1000 2>>"$tmp/modprobe.err"
 	if [ ! -r "$results" ]; then
 		not_ok "KUnit frlock suite ran (no $results)"
 		cat "$tmp/modprobe.err"
