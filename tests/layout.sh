@@ -14,7 +14,9 @@ for line in sys.stdin:
     m = re.match(r"/\*\s+(\d+)(?::\s*\d+)?\s+\|\s+(\d+) \*/\s+(.*)$", line)
     if m:
         off, size, rest = int(m.group(1)), int(m.group(2)), m.group(3).strip()
-        if re.search(r"spinlock", rest):
+        # a lock (or v1's frlock_t, which held one), not stock's
+        # seqcount_raw_spinlock_t, a sequence count naming its lock
+        if re.search(r"\b(?:raw_|arch_)?spinlock(?:_t)?\b|\bfrlock_t\b", rest):
             print("spinlock", rest)
         if rest.endswith("{"):
             stack.append((off, size))
@@ -79,6 +81,6 @@ layout_check() {
 		return 1
 	fi
 	# The same offsets as stock, as the issue asks: 6.1's layout kept.
-	diff "$logs/layout.stock" "$logs/layout.frlock"
+	diff <(grep -v '^spinlock' "$logs/layout.stock") "$logs/layout.frlock"
 }
 check "layout: tk_core's reader cache lines no more than stock, writer lock out of them" layout_check
