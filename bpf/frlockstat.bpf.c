@@ -140,6 +140,7 @@ static __always_inline int on_write_end(const frlock_t *fl, unsigned long caller
 		return 0;
 	__sync_fetch_and_add(&st->writes, 1);
 	hist_add(&st->hold_ns, ns);
+	__sync_fetch_and_add(&st->hold_ns_sum, ns);
 	caller_add(fl, caller, CALLER_WRITE, ns);
 	return 0;
 }
@@ -177,6 +178,7 @@ static __always_inline int on_read_done(const frlock_t *fl, unsigned int retries
 	if (start) {
 		lost = bpf_ktime_get_ns() - *start;
 		hist_add(&st->lost_ns, lost);
+		__sync_fetch_and_add(&st->lost_ns_sum, lost);
 		bpf_map_delete_elem(&read_start, &key);
 	}
 	caller_add(fl, caller, CALLER_READ, lost);
