@@ -37,6 +37,21 @@ if prom_url=$("$lp" start --dir "$scrape_logs/prometheus" --target "127.0.0.1:$f
 	relay <"$scrape_logs/agree.out"
 	[ "$agree_rc" -eq 0 ] || grep -q '^not ok' "$scrape_logs/agree.out" ||
 		not_ok "scrape_agree.py failed (exit $agree_rc): $(tail -1 "$scrape_logs/agree.out")"
+	# The console template, with this run's data, in headless Chromium.
+	console_renders() {
+		local page=${prom_url}consoles/frlock.html?instance=127.0.0.1:$fwd_port
+		/usr/bin/python3 "$top/dashboards/tests/browser.py" "$page" --ready '#frlock-locks' \
+			--png "$scrape_logs/console.png" --timeout 60 >"$scrape_logs/console.json" || return 1
+		/usr/bin/python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["errors"]; print(e); sys.exit(1 if e else 0)' \
+			"$scrape_logs/console.json" || return 1
+		/usr/bin/python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+			"$page" >"$scrape_logs/console.html" || return 1
+		# A row for the lock, with a write rate above zero.
+		grep -A1 'class="frlock-writes"' "$scrape_logs/console.html" | head -3
+		grep -q 'class="frlock-writes">[1-9][0-9]*\.[0-9]' "$scrape_logs/console.html"
+	}
+	check "the console template shows the run in Chromium, with no console errors (screenshot: $scrape_logs/console.png)" \
+		console_renders
 	check "prometheus stopped and its folder removed" \
 		bash -c "'$lp' stop --dir '$scrape_logs/prometheus' && test ! -e '$scrape_logs/prometheus'"
 else
