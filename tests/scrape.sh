@@ -27,12 +27,12 @@ if prom_url=$("$lp" start --dir "$scrape_logs/prometheus" --target "127.0.0.1:$f
 	watcher=$!
 	guest_job scrape "guest with the exporter ran under load and exited cleanly" \
 		--kernel "$kernel" --timeout 600 --hostfwd "$fwd_port:9100" \
-		--results "$scrape_logs/guest" --exec '/opt/frlock/tests/guest/exporter.sh 40'
+		--results "$scrape_logs/guest" --exec '/opt/frlock/tests/guest/exporter.sh 45'
 	wait "$watcher"
 	check "the guest's exporter port was forwarded on 127.0.0.1 only ($(tail -1 "$scrape_logs/listen.txt"))" \
 		test "$(cat "$scrape_logs/listen.rc")" = 0
 	/usr/bin/python3 "$top/tests/scrape_agree.py" "$prom_url" \
-		"$scrape_logs/guest/frlockstat.ndjson" 20 >"$scrape_logs/agree.out" 2>&1
+		"$scrape_logs/guest/frlockstat.ndjson" 30 >"$scrape_logs/agree.out" 2>&1
 	agree_rc=$?
 	relay <"$scrape_logs/agree.out"
 	[ "$agree_rc" -eq 0 ] || grep -q '^not ok' "$scrape_logs/agree.out" ||

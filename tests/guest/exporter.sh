@@ -41,5 +41,5 @@ check "frlockstat -P ended cleanly" test $? -eq 0
 check "frlockstat removed its page at exit (no frozen counts left)" test ! -e "$page"
 kill $ne
 wait $ne 2>/dev/null
-cp "$tmp/frlockstat.err" "$tmp/node_exporter.log" /results/ 2>/dev/null
+cp "$tmp/frlockstat.err" "$tmp/node_exporter.log" "$tmp/metrics" /results/ 2>/dev/null
 exit 0
