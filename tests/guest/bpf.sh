@@ -197,8 +197,10 @@ standalone() {
 	kill -INT $p
 	wait_sigint $p || return 1
 	cat "$out"
-	[ "$(grep -c '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] ' "$out")" -ge 2 ] &&
-		grep -q "^$2" "$out" && grep -q '^\[[0-9KM, ]*[])] *[0-9]* |@' "$out"
+	n=$(grep -c '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] ' "$out")
+	[ "$n" -ge 2 ] || { echo "$n interval headers, wanted 2 or more"; return 1; }
+	grep -q "^$2" "$out" || { echo "no line starts with '$2'"; return 1; }
+	grep -q '^\[[0-9KM, ]*[])] *[0-9]* |@' "$out" || { echo "no histogram bar"; return 1; }
 }
 check "frlock-hold.bt 1, as text: a histogram per writer every second, Ctrl-C ends it" \
 	standalone hold '@hold_ns\[tk_core.lock, timekeeping_advance\]: '
