@@ -77,7 +77,8 @@ rootfs: deps
 bpf: deps
 	$(MAKE) -C bpf
 
-# make run [DURATION=s] [THREADS=n] [VIA=syscall|vdso] [WRITERS=w/s] [INTERVAL=s]:
+# make run [DURATION=s] [THREADS=n] [VIA=syscall|vdso] [WRITERS=w/s] [INTERVAL=s]
+#          [PROMETHEUS=1]:
 # host/frlock-run checks the knobs first (exit 2), then installs, builds and
 # boots; see bpf/README.md.
 run:
@@ -85,7 +86,7 @@ run:
 		--via '$(subst ','\'',$(VIA))' --writers '$(subst ','\'',$(WRITERS))' \
 		--interval '$(subst ','\'',$(INTERVAL))' --tool '$(subst ','\'',$(TOOL))' \
 		--smp '$(subst ','\'',$(SMP))' --mem '$(subst ','\'',$(MEM))' \
-		--accel '$(subst ','\'',$(ACCEL))'); \
+		--accel '$(subst ','\'',$(ACCEL))' --prometheus '$(subst ','\'',$(PROMETHEUS))'); \
 	host/frlock-run --check "$${args[@]}" && \
 	$(MAKE) --no-print-directory deps && \
 	host/frlock-run "$${args[@]}"

@@ -185,6 +185,7 @@ static __always_inline int on_write_end(void *ctx, const void *fl, const char *n
 		return 0;
 	__sync_fetch_and_add(&st->writes, 1);
 	hist_add(&st->hold_ns, ns);
+	__sync_fetch_and_add(&st->hold_ns_sum, ns);
 	caller_add(ctx, fl, caller, CALLER_WRITE, ns);
 	return 0;
 }
@@ -222,6 +223,7 @@ static __always_inline int on_read_done(void *ctx, const void *fl, const char *n
 	if (start) {
 		lost = bpf_ktime_get_ns() - *start;
 		hist_add(&st->lost_ns, lost);
+		__sync_fetch_and_add(&st->lost_ns_sum, lost);
 		bpf_map_delete_elem(&read_start, &key);
 	}
 	caller_add(ctx, fl, caller, CALLER_READ, lost);

@@ -28,15 +28,18 @@
 #include <bpf/libbpf.h>
 #include "frlockstat.h"
 #include "frlockstat.skel.h"
+#include "textfile.h"
 #include "trace_helpers.h"
 
 static struct env {
 	char *name;
+	char *prom;
 	bool per_caller;
 	bool json;
 	bool timestamp;
 	bool raw_tp;
 	bool verbose;
+	bool interval_set;
 	long interval;
 	long count;
 } env = {
@@ -48,25 +51,30 @@ static struct env {
 #define MAX_COUNT	99999999
 
 static volatile sig_atomic_t exiting;
+static struct textfile *textfile;	/* -P */
 
 const char *argp_program_version = "frlockstat 0.1";
 static const char argp_doc[] =
 "Summarize frlock writer hold times and reader retries, per lock.\n"
 "\n"
-"USAGE: frlockstat [-h] [-L NAME] [-c] [-j] [-T] [interval] [count]\n"
+"USAGE: frlockstat [-h] [-L NAME] [-c] [-j] [-T] [-P FILE] [interval] [count]\n"
 "\n"
 "EXAMPLES:\n"
 "    frlockstat                 # summarize until Ctrl-C\n"
 "    frlockstat 1 10            # print every second, 10 times\n"
 "    frlockstat -L tk_core.lock # only timekeeping's frlock\n"
 "    frlockstat -c 5            # also writer and retry call sites, and their callers\n"
-"    frlockstat -j 1            # one JSON object per lock per second\n";
+"    frlockstat -j 1            # one JSON object per lock per second\n"
+"    frlockstat -c -P /var/lib/prometheus/node-exporter/frlock.prom 15\n"
+"                               # for node_exporter's textfile collector\n";
 
 static const struct argp_option opts[] = {
 	{ "lock", 'L', "NAME", 0, "Trace only the frlock with this name", 0 },
 	{ "caller", 'c', NULL, 0, "Also list writer and retry call sites and their callers", 0 },
 	{ "json", 'j', NULL, 0, "Print NDJSON: one object per lock per interval", 0 },
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0 },
+	{ "prom", 'P', "FILE", 0, "Also write the running totals to FILE (*.prom) each "
+	  "interval, in Prometheus' text format; with -c the top call sites too", 0 },
 	{ "raw-tp", 'r', NULL, 0, "Use raw tracepoints even where tp_btf works", 0 },
 	{ "verbose", 'v', NULL, 0, "Print libbpf debug output", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
@@ -83,7 +91,7 @@ bad_usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("\nusage: frlockstat [-h] [-L NAME] [-c] [-j] [-T] [-r] [-v] [interval] [count]\n",
+	fputs("\nusage: frlockstat [-h] [-L NAME] [-c] [-j] [-T] [-P FILE] [-r] [-v] [interval] [count]\n",
 	      stderr);
 	exit(2);
 }
@@ -173,15 +181,27 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'T':
 		env.timestamp = true;
 		break;
+	case 'P':
+		/* node_exporter reads only *.prom: our FILE.tmp stays unseen. */
+		if (strlen(arg) < 6 || strcmp(arg + strlen(arg) - 5, ".prom"))
+			bad_usage("invalid textfile '%s' (want a path ending in .prom)", arg);
+		env.prom = arg;
+		break;
 	case 'r':
 		env.raw_tp = true;
 		break;
 	case 'v':
 		env.verbose = true;
 		break;
+	case ARGP_KEY_END:
+		if (env.prom && !env.interval_set)
+			bad_usage("-P needs an interval: the page is rewritten every interval");
+		break;
 	case ARGP_KEY_ARG:
-		if (state->arg_num == 0)
+		if (state->arg_num == 0) {
 			env.interval = parse_range(arg, MAX_INTERVAL, "interval");
+			env.interval_set = true;
+		}
 		else if (state->arg_num == 1)
 			env.count = parse_range(arg, MAX_COUNT, "count");
 		else
@@ -350,11 +370,13 @@ static void print_callers(struct frlockstat_bpf *obj, unsigned long long lock,
 		if (key.lock != lock || key.kind >= NR_CALLER_KINDS ||
 		    bpf_map_lookup_elem(fd, &key, &cs))
 			continue;
+		ksyms__format(ksyms, key.caller, sym, sizeof(sym));
+		if (textfile)
+			textfile_add_site(textfile, name, key.kind, sym, &cs);
 		caller_delta(&key, &cs, &d);
 		if (!d.count)
 			continue;
 		kind = caller_kinds[key.kind];
-		ksyms__format(ksyms, key.caller, sym, sizeof(sym));
 		if (key.parent)
 			ksyms__format(ksyms, key.parent, from, sizeof(from));
 		else
@@ -461,6 +483,7 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 	char ts[32];
 	bool any = false;
 	double dt;
+	int err;
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
@@ -477,6 +500,8 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 			continue;
 		lock_delta(key, &st, &d);
 		any = true;
+		if (textfile)
+			textfile_add_lock(textfile, "frlock", &st);
 		/* In JSON the call sites come first: the lock's line closes them. */
 		if (env.per_caller && env.json)
 			print_callers(obj, key, st.name, ksyms);
@@ -520,6 +545,9 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 		printf("(no frlock activity%s%s)\n\n", env.name ? " on " : "",
 		       env.name ? env.name : "");
 	fflush(stdout);
+	err = textfile ? textfile_commit(textfile) : 0;
+	if (err)
+		fprintf(stderr, "frlockstat: cannot write %s: %s\n", env.prom, strerror(-err));
 }
 
 int main(int argc, char **argv)
@@ -556,6 +584,13 @@ int main(int argc, char **argv)
 		if (!obj)
 			return 1;
 	}
+	if (env.prom) {
+		textfile = textfile_open(env.prom);
+		if (!textfile) {
+			fprintf(stderr, "frlockstat: cannot write %s: %s\n", env.prom, strerror(errno));
+			return 1;
+		}
+	}
 	if (env.per_caller) {
 		ksyms = ksyms_refresh(NULL);
 		if (!ksyms) {
@@ -586,6 +621,8 @@ int main(int argc, char **argv)
 	}
 
 cleanup:
+	/* Our figures end here: a page left behind would show a frozen count. */
+	textfile_close(textfile);
 	frlockstat_bpf__destroy(obj);
 	ksyms__free(ksyms);
 	return err != 0;

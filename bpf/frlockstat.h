@@ -24,6 +24,8 @@ struct lock_stat {
 	struct hist hold_ns;		/* write_begin to write_end */
 	struct hist retries_per_read;	/* total of each read that retried */
 	struct hist lost_ns;		/* first retry to read_done, per task */
+	unsigned long long hold_ns_sum;	/* the histograms' exact sums */
+	unsigned long long lost_ns_sum;
 };
 
 enum caller_kind {

@@ -70,6 +70,8 @@ check "run-guest: bad --smp is a usage error" \
 	expect_fail 2 "smp" "$run_guest" --smp two
 check "run-guest: bad --port is a usage error" \
 	expect_fail 2 "port wants NAME=HOSTFILE" "$run_guest" --port Feed=x
+check "run-guest: bad --hostfwd is a usage error" \
+	expect_fail 2 "hostfwd wants HOSTPORT:GUESTPORT" "$run_guest" --hostfwd 0.0.0.0:9100:9100
 # A real panic: init exits, and the kernel cannot go on without it.
 panics() {
 	one_line_fault 123 "guest kernel panicked (Kernel panic - not syncing: .*); console log: " \

@@ -48,6 +48,7 @@ make_run_refuses SMP=two "SMP must be"
 make_run_refuses SMP=256 "SMP must be a number of guest vCPUs from 1 to 255"
 make_run_refuses MEM=100 "MEM must be"
 make_run_refuses ACCEL=xen "ACCEL must be auto, kvm or tcg"
+make_run_refuses PROMETHEUS=yes "PROMETHEUS must be 0 or 1"
 
 if "$top/host/frlock-run" --check >"$tmp/out" 2>&1; then
 	ok "host/frlock-run --check accepts the defaults"
@@ -56,7 +57,7 @@ else
 	sed 's/^/#   /' "$tmp/out"
 fi
 if "$top/host/frlock-run" --check --duration 5 --threads 1 --via vdso --writers 0 \
-	--interval 5 >"$tmp/out" 2>&1; then
+	--interval 5 --prometheus 1 >"$tmp/out" 2>&1; then
 	ok "host/frlock-run --check accepts good values of every knob"
 else
 	not_ok "host/frlock-run --check accepts good values of every knob"

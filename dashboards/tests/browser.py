@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 """Open a dashboard page in headless Chromium and report what it shows.
 
-usage: browser.py URL --png FILE [--wait-ended] [--timeout S] [--width PX]
+usage: browser.py URL --png FILE [--wait-ended | --ready SELECTOR] [--timeout S] [--width PX]
 
 Drives Chromium over the DevTools protocol (through Debian's
 python3-websocket): loads URL, waits until the page has drawn (and,
 with --wait-ended, until its feed ended), saves a full-page PNG, and
 prints one JSON object: the page's data summary (#frlock-summary), the
 [renders, records, intervals] it showed while waiting, the console
-errors, warnings and uncaught exceptions, and the page's size.
+errors, warnings and uncaught exceptions, and the page's size. With
+--ready, any page: it has drawn once SELECTOR matches an element (the
+summary is then null).
 Exit status 0 if that worked (whatever the page showed), 1 otherwise.
 """
 
@@ -105,7 +107,14 @@ def drive(a, tmp, proc):
     deadline = time.monotonic() + a.timeout
     s = None
     samples = []        # what the page showed while it waited
-    while time.monotonic() < deadline:
+    while a.ready and time.monotonic() < deadline:
+        if page.eval("!!document.querySelector(%s)" % json.dumps(a.ready)):
+            break
+        time.sleep(0.25)
+    else:
+        if a.ready:
+            raise RuntimeError("nothing matched %s within %g s" % (a.ready, a.timeout))
+    while not a.ready and time.monotonic() < deadline:
         s = summary(page)
         if s:
             sample = [s.get("renders"), s["counts"]["records"], s.get("intervals")]
@@ -115,8 +124,9 @@ def drive(a, tmp, proc):
             break
         time.sleep(0.25)
     else:
-        raise RuntimeError("the page did not draw%s within %g s; last summary: %s"
-                           % (" and end" if a.wait_ended else "", a.timeout, s))
+        if not a.ready:
+            raise RuntimeError("the page did not draw%s within %g s; last summary: %s"
+                               % (" and end" if a.wait_ended else "", a.timeout, s))
     time.sleep(1.5)     # one more tick of the page's one-second loop
     height = page.eval("document.documentElement.scrollHeight")
     page.call("Emulation.setDeviceMetricsOverride", width=a.width, height=height,
@@ -153,7 +163,7 @@ def drive(a, tmp, proc):
     return {"url": a.url, "summary": s, "samples": samples,
             "errors": errors, "warnings": warnings,
             "title": page.eval("document.title"),
-            "status": page.eval("document.getElementById('status').textContent"),
+            "status": page.eval("(document.getElementById('status')||{}).textContent"),
             "canvases": page.eval(
                 "Array.from(document.querySelectorAll('canvas')).map("
                 "c => [c.id, c.width, c.height])"),
@@ -165,6 +175,7 @@ def main():
     p.add_argument("url")
     p.add_argument("--png", required=True)
     p.add_argument("--wait-ended", action="store_true")
+    p.add_argument("--ready", metavar="SELECTOR")
     p.add_argument("--timeout", type=float, default=60)
     p.add_argument("--width", type=int, default=1400)
     p.add_argument("--chromium", default=shutil.which("chromium") or "chromium")

@@ -36,7 +36,7 @@ F=$B/.output/frlockstat
 LOCK='s->lock'
 STRESS_MS=${1:-1500}
 # shellcheck source=guest-rootfs/lib.sh
-. "$REPO/guest/lib.sh"
+. "$REPO/guest-rootfs/lib.sh"
 # shellcheck source=tests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -197,8 +197,10 @@ standalone() {
 	kill -INT $p
 	wait_sigint $p || return 1
 	cat "$out"
-	[ "$(grep -c '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] ' "$out")" -ge 2 ] &&
-		grep -q "^$2" "$out" && grep -q '^\[[0-9KM, ]*[])] *[0-9]* |@' "$out"
+	n=$(grep -c '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] ' "$out")
+	[ "$n" -ge 2 ] || { echo "$n interval headers, wanted 2 or more"; return 1; }
+	grep -q "^$2" "$out" || { echo "no line starts with '$2'"; return 1; }
+	grep -q '^\[[0-9KM, ]*[])] *[0-9]* |@' "$out" || { echo "no histogram bar"; return 1; }
 }
 check "frlock-hold.bt 1, as text: a histogram per writer every second, Ctrl-C ends it" \
 	standalone hold '@hold_ns\[tk_core.lock, timekeeping_advance\]: '
@@ -257,7 +259,7 @@ tsc | kvm-clock) vdso_checks ;;
 		skip "--via vdso: clocksource $clocksource, which the vDSO cannot read: it falls back to the syscall (run bpf.sh vdso on a guest booted with tsc=reliable)"
 	fi
 	check "frlock-watch --via vdso warns that clocksource $clocksource sends vDSO reads to the kernel" \
-		sh -c "'$REPO/guest/frlock-watch' -d 1 -t 1 -w 0 --via vdso -o '$tmp/w2.ndjson' 2>&1 |
+		sh -c "'$REPO/guest-rootfs/frlock-watch' -d 1 -t 1 -w 0 --via vdso -o '$tmp/w2.ndjson' 2>&1 |
 			grep -q 'clocksource $clocksource'"
 	;;
 esac
@@ -267,7 +269,7 @@ esac
 # --- frlock-watch, the guest side of make run ----------------------------------
 
 watch_run() {
-	"$REPO/guest/frlock-watch" -d 4 -t 2 -w 200 -i 1 -o "$tmp/feed.ndjson" >"$tmp/watch.out" 2>&1
+	"$REPO/guest-rootfs/frlock-watch" -d 4 -t 2 -w 200 -i 1 -o "$tmp/feed.ndjson" >"$tmp/watch.out" 2>&1
 }
 if watch_run; then ok "frlock-watch ran"; else not_ok "frlock-watch ran"; fi
 sed 's/^/  watch: /' "$tmp/watch.out"
@@ -292,9 +294,9 @@ check "gtod-load --via foo is refused (exit 2)" expect_fail 2 "gtod-load: unknow
 check "gtod-load -w -5 is refused (exit 2)" expect_fail 2 "gtod-load: invalid" gtod-load -w -5
 check "gtod-load --bogus is refused (exit 2)" expect_fail 2 "gtod-load: unknown option" gtod-load --bogus
 check "frlock-watch -i 0 is refused (exit 2)" expect_fail 2 "frlock-watch: -i wants" \
-	"$REPO/guest/frlock-watch" -i 0
+	"$REPO/guest-rootfs/frlock-watch" -i 0
 check "frlock-watch --via foo is refused (exit 2)" expect_fail 2 "frlock-watch: --via wants" \
-	"$REPO/guest/frlock-watch" --via foo
+	"$REPO/guest-rootfs/frlock-watch" --via foo
 
 rm -rf "$tmp"
 exit 0

@@ -17,15 +17,7 @@ else
 fi
 rmmod frlock_kunit 2>/dev/null
 
-bpftrace /opt/frlock/bpf/frlock-hold.bt 5 >"$tmp/bt.out" 2>&1 &
-bt=$!
-wait_attached $bt "$tmp/bt.out" '^Attaching' 1200
-sleep 1
-gtod-load -t 2 -d "$1" -w 200 -i 0 >"$tmp/load.out" 2>&1
-load_rc=$?
-kill -INT $bt 2>/dev/null
-wait_sigint $bt
-bt_rc=$?
+traced_load "$1" 200 /opt/frlock/bpf/frlock-hold.bt 5
 [ $load_rc -eq 0 ] && ok "gettimeofday load with adjtimex writers ran $1 s ($(tail -1 "$tmp/load.out"))" ||
 	not_ok "gettimeofday load ran (exit $load_rc: $(tail -2 "$tmp/load.out"))"
 grep -q 'tk_core' "$tmp/bt.out" && ok "frlock-hold.bt traced tk_core.lock under the load" ||

@@ -12,15 +12,7 @@ secs=${1:-10}
 case $secs in '' | *[!0-9]*) echo "usage: recursion.sh [SECONDS]" >&2; exit 2 ;; esac
 
 dmesg -c >/dev/null
-bpftrace "$(dirname "$0")/recursion.bt" >"$tmp/bt.out" 2>&1 &
-bt=$!
-wait_attached $bt "$tmp/bt.out" '^Attaching' 1200
-sleep 1
-gtod-load -t 2 -d "$secs" -w 500 -i 0 >"$tmp/load.out" 2>&1
-load_rc=$?
-kill -INT $bt 2>/dev/null
-wait_sigint $bt
-bt_rc=$?
+traced_load "$secs" 500 "$(dirname "$0")/recursion.bt"
 grep -v '^$' "$tmp/bt.out" | sed 's/^/  recursion: /' | tail -5
 
 [ $load_rc -eq 0 ] && ok "recursion: gettimeofday load with 500 adjtimex writes/s completed under the probes" ||

@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""Does what Prometheus scraped agree with frlockstat's own figures?
+
+usage: scrape_agree.py PROMETHEUS_URL FRLOCKSTAT_NDJSON [WINDOW_S]
+
+For the lock with the most writes in frlockstat's NDJSON (its -j output of
+the same run that wrote the textfile page Prometheus scraped), over the
+last WINDOW_S seconds of the scraped samples:
+- the write rate and the retry rate from PromQL rate() are positive and
+  within 5% of frlockstat's, over the same two totals (every scraped value
+  must be one frlockstat printed: both come from the same map read);
+- histogram_quantile(0.99, ...) of the hold time lies in the log2 bucket
+  that holds frlockstat's p99 over the same intervals.
+Prints every figure it compares, a line per check ("ok - ..." or
+"not ok - ..."), and exits 1 if any check failed.
+"""
+import json
+import os
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dashboards"))
+import feed  # noqa: E402  (the one parser of the feed's NDJSON)
+
+TOLERANCE = 0.05
+
+
+def query(url, expr, at):
+    q = urllib.parse.urlencode({"query": expr, "time": f"{at:.3f}"})
+    with urllib.request.urlopen(f"{url}api/v1/query?{q}", timeout=10) as r:
+        body = json.load(r)
+    if body.get("status") != "success":
+        raise RuntimeError(f"query {expr!r} failed: {body}")
+    return body["data"]["result"]
+
+
+def samples(url, metric, lock, at, window):
+    res = query(url, f'{metric}{{lock="{lock}"}}[{window}s]', at)
+    if len(res) != 1:
+        raise RuntimeError(f"{metric}{{lock={lock!r}}}: {len(res)} series scraped, wanted 1")
+    return [(float(t), int(float(v))) for t, v in res[0]["values"]]
+
+
+def percentile_slot(slots, pct):
+    """The slot of the pct-th percentile, as frlockstat's hist_percentile."""
+    total = sum(slots)
+    if not total:
+        return None
+    rank = (total * pct + 99) // 100
+    seen = 0
+    for i, n in enumerate(slots):
+        seen += n
+        if seen >= rank:
+            return i
+    return len(slots) - 1
+
+
+def main(argv):
+    if len(argv) not in (3, 4):
+        print(__doc__.splitlines()[2], file=sys.stderr)
+        return 2
+    url, path = argv[1], argv[2]
+    window = int(argv[3]) if len(argv) == 4 else 20
+    if not url.endswith("/"):
+        url += "/"
+    recs = []
+    with open(path, "rb") as f:
+        for raw in f:
+            rec, _ = feed.parse_line(raw.rstrip(b"\n"))
+            if rec and rec.get("type") == "frlockstat" and "total" in rec:
+                recs.append(rec)
+    if not recs:
+        print(f"not ok - {path} has no frlockstat records")
+        return 1
+    writes = {}
+    for r in recs:
+        writes[r["lock"]] = writes.get(r["lock"], 0) + r["writes"]
+    lock = max(writes, key=writes.get)
+    recs = [r for r in recs if r["lock"] == lock]
+    by_total = {}
+    for i, r in enumerate(recs):
+        by_total.setdefault(("writes", r["total"]["writes"]), i)
+        by_total.setdefault(("retries", r["total"]["retries"]), i)
+
+    # The last scraped sample ends the window.
+    everything = query(url, f'frlock_writes_total{{lock="{lock}"}}[1h]', time.time())
+    if not everything:
+        print(f"not ok - Prometheus scraped no frlock_writes_total{{lock={lock!r}}}")
+        return 1
+    end = max(float(v[0]) for s in everything for v in s["values"])
+    failed = 0
+
+    def report(ok, what):
+        nonlocal failed
+        failed += not ok
+        print(f"{'ok' if ok else 'not ok'} - {what}")
+
+    print(f"# lock {lock}, window {window} s ending at the last scrape ({end:.3f})")
+    first_i = last_i = None
+    for key, metric, field in (("writes", "frlock_writes_total", "writes"),
+                               ("retries", "frlock_read_retries_total", "retries")):
+        got = samples(url, metric, lock, end, window)
+        v0, v1 = got[0][1], got[-1][1]
+        unknown = [v for _, v in got if (key, v) not in by_total]
+        report(not unknown, f"every scraped {metric} value is a total frlockstat printed"
+               + (f" (not: {unknown[:3]})" if unknown else f" ({len(got)} samples)"))
+        if unknown or v1 <= v0:
+            report(False, f"{metric} grew in the window ({v0} -> {v1})")
+            continue
+        i0, i1 = by_total[(key, v0)], by_total[(key, v1)]
+        # The first record with each total: the total was printed then.
+        dt = recs[i1]["ts"] - recs[i0]["ts"]
+        ours = (v1 - v0) / dt if dt > 0 else 0.0
+        prom = float(query(url, f'rate({metric}{{lock="{lock}"}}[{window}s])', end)[0]["value"][1])
+        diff = abs(prom - ours) / ours if ours else 1.0
+        report(prom > 0 and diff <= TOLERANCE,
+               f"rate({metric}[{window}s]) {prom:.1f}/s, frlockstat {ours:.1f}/s over the same "
+               f"totals ({v0} -> {v1} in {dt:.2f} s): {diff * 100:.1f}% apart (at most {TOLERANCE * 100:.0f}%)")
+        if key == "writes":
+            first_i, last_i = i0, i1
+
+    if first_i is None:
+        report(False, "no hold-time window to compare")
+        return 1
+    slots = [0] * 64
+    for r in recs[first_i + 1:last_i + 1]:
+        for b in r["hold_ns"]:
+            # feed.py checked the buckets; map each back to its log2 slot.
+            slot = 0 if b["max"] == 0 else b["max"].bit_length()
+            slots[slot] += b["count"]
+    p99 = percentile_slot(slots, 99)
+    lo = 0 if p99 < 2 else 1 << (p99 - 1)
+    hi = p99 if p99 < 2 else (1 << p99) - 1
+    q = float(query(url, f'histogram_quantile(0.99, rate(frlock_write_hold_seconds_bucket'
+                         f'{{lock="{lock}"}}[{window}s]))', end)[0]["value"][1]) * 1e9
+    # Prometheus interpolates inside the bucket (le-1, le]: [lo-1, hi] here.
+    report(lo - 1 <= q <= hi,
+           f"histogram_quantile(0.99) of the hold time {q:.0f} ns, frlockstat's p99 in "
+           f"[{lo}, {hi}] ns over the same {sum(slots)} writes")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
