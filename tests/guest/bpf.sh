@@ -115,6 +115,10 @@ check "retries: histogram total == retried reads ($retries_hist == $retried_all)
 # (do_adjtimex reads the time too) and the edges of the run
 check "retries: reads >= gtod-load's calls ($reads >= ${calls:-?})" \
 	test "$reads" -ge "${calls:-1}"
+# The reader's caller, from the stack taken at the event (-f json writes
+# a stack's frames joined by "\n").
+check "retries: @retry_paths names the reader's caller (ktime_get_real_ts64 from the gettimeofday syscall)" \
+	grep -q '"@retry_paths": {.*ktime_get_real_ts64+[0-9]*\\n *__x64_sys_gettimeofday+' "$R"
 
 samples=$(hist_total "$H" @hold_ns)
 writes=$(map_total "$H" @writes)
@@ -130,6 +134,10 @@ check "hold: the hold-time histogram is not empty ($samples)" test "$samples" -g
 check "hold: the tick writes (timekeeping_advance)" \
 	grep -q '"tk_core.lock,timekeeping_advance"' "$H"
 check "hold: adjtimex writes (do_adjtimex)" grep -q '"tk_core.lock,do_adjtimex"' "$H"
+check "hold: @write_paths names the writer's caller (timekeeping_advance from the tick's update_wall_time)" \
+	grep -q '"@write_paths": {.*timekeeping_advance+[0-9]*\\n *update_wall_time+' "$H"
+check "hold: @write_paths names the writer's caller (do_adjtimex from the adjtime syscall)" \
+	grep -q '"@write_paths": {.*do_adjtimex+[0-9]*\\n *__[a-z0-9_]*adjtime[a-z0-9_]*+' "$H"
 # The kernel numbers write sections (seq). Beside the syscall-counting
 # tools, the kernel skips a tracepoint's BPF programs when they interrupt
 # another BPF program on that CPU: the tick's sections that land in one are
