@@ -80,13 +80,16 @@ panics() {
 }
 check "run-guest: a guest kernel panic ends the run in one line (exit 123), log kept" panics
 hangs() {
-	local start=$SECONDS
+	local start=$SECONDS f
 	one_line_fault 124 "guest timed out after 20 s; console log: " \
 		"$run_guest" --kernel "$kernel" --timeout 20 --exec 'sleep 600' &&
 		log_kept 'Linux version' && [ $((SECONDS - start)) -lt 60 ] || return 1
-	# The killed QEMU is gone: none writes that console log any more.
-	local f
 	f=$(grep -o 'console log: [^ ]*$' "$logs/expect.line" | cut -d' ' -f3)
+	# Where each vCPU was, named from System.map (the idle loop, as the job
+	# sleeps: amd_e400_idle under TCG's -cpu max).
+	grep -E '^  CPU[01] RIP=[0-9a-f]+ [a-z_0-9.]+\+0x' "$f" | head -2
+	[ "$(grep -c -E '^  CPU[01] RIP=[0-9a-f]+ [a-z_0-9.]+\+0x' "$f")" -ge 6 ] || return 1
+	# The killed QEMU is gone: none writes that console log any more.
 	! pgrep -f "qemu-system.*$f" >/dev/null
 }
-check "run-guest: a hung guest is killed after --timeout in one line (exit 124), log kept" hangs
+check "run-guest: a hung guest is killed after --timeout in one line (exit 124), log kept with its vCPUs' instruction pointers" hangs
