@@ -7,10 +7,7 @@
 lp=$top/dashboards/prometheus/local-prometheus
 scrape_logs=$logs/scrape
 mkdir -p "$scrape_logs"
-free_port() {
-	/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-fwd_port=$(free_port)
+fwd_port=$("$lp" free-port)
 if prom_url=$("$lp" start --dir "$scrape_logs/prometheus" --target "127.0.0.1:$fwd_port" \
 	--interval 1 2>"$scrape_logs/start.err"); then
 	ok "prometheus started on the host: $prom_url, scraping 127.0.0.1:$fwd_port"
