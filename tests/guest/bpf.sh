@@ -202,6 +202,13 @@ standalone() {
 	p=$!
 	wait_attached $p "$out" '^Tracing' 1800 || return 1
 	gtod-load -t 2 -d 3 -w 200 -i 0 -q >/dev/null 2>&1
+	# Under the load bpftrace prints late (one print in 3 s, seen in
+	# make test): give it up to 10 s more for a second interval.
+	i=0
+	while [ "$(grep -c '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] ' "$out")" -lt 2 ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	kill -INT $p
 	wait_sigint $p || return 1
 	cat "$out"
