@@ -61,8 +61,8 @@ LABS = {
     "writer-rate": dict(
         n=2, title="Retries against writer rate",
         question="gettimeofday(2) readers on both vCPUs, and an adjtimex writer at 0, "
-        "100, 1,000 and 10,000 writes a second (the timer tick writes 250 a second "
-        "on top). How does the share of reads that retry grow with the rate of "
+        "100, 1,000 and 10,000 writes a second (the timer tick writes too, up to "
+        "250 times a second). How does the share of reads that retry grow with the rate of "
         "write sections?",
         predict="Predict: doubling the writes, what happens to the retry share? "
         "Which matters more, the write section's length or the read's?"),
@@ -374,40 +374,57 @@ def lab_starvation(d):
     for r in runs:
         r["tail_pm"] = tail_per_million(r)
         r["max_retries"] = max((b["max"] for b in r["retries_per_read"] if b["count"]), default=0)
-    table = [["adjtimex writes/s asked", "made", "write sections/s", "retried reads",
-              "per million reads", "needing >= 2 retries, per million", "most retries of one read",
-              "time lost p99", "max"]]
+    table = [["adjtimex writes/s asked", "made", "write sections/s", "mean hold",
+              "retried gettimeofday reads", "per million reads",
+              "reads needing >= 2 retries, per million", "most retries of one read",
+              "time a retried read lost, p99", "max"]]
     for r in runs:
         lp = r["lost_pct"] or {}
         table.append([n_(r["write_rate"]), "%.0f" % r["adjtimex_s"], "%.0f" % r["writes_s"],
-                      n_(r["retried"]), "%.1f" % (1e6 * r["gtod_retried"] / r["reads"]),
+                      us(r["hold_mean_ns"]), n_(r["gtod_retried"]),
+                      "%.1f" % (1e6 * r["gtod_retried"] / r["reads"]),
                       "%.2f" % r["tail_pm"], "<= %d" % r["max_retries"] if r["max_retries"] else "0",
                       us(lp.get("p99")), us(lp.get("max"))])
     lo, hi = runs[0], runs[-1]
     # the tail: reads that needed two retries or more, per million reads
     grows = hi["tail_pm"] > 2 * lo["tail_pm"] and hi["gtod_retried"] > 0
+    lo_lost, hi_lost = (lo["lost_pct"] or {}).get("p99"), (hi["lost_pct"] or {}).get("p99")
     text = [
-        "At %.0f write sections/s, %.2f reads per million needed two retries or more and the "
-        "worst read needed up to %d; at %.0f write sections/s (the writer made %.0f adjtimex "
-        "calls/s of the %s asked), %.2f per million, up to %d." % (
+        "At %.0f write sections/s, %.2f reads per million gettimeofday reads needed two "
+        "retries or more, and the worst needed up to %d; at %.0f write sections/s (the "
+        "writer made %.0f adjtimex calls/s of the %s asked), %.2f per million, up to %d. "
+        "(The retries-per-read histogram is the lock's, every reader of tk_core.lock; the "
+        "reads it is divided by are gtod-load's.)" % (
             lo["writes_s"], lo["tail_pm"], lo["max_retries"], hi["writes_s"], hi["adjtimex_s"],
             n_(hi["write_rate"]), hi["tail_pm"], hi["max_retries"]),
-        "A retrying read pays for the writers: the time a retried read lost reached %s at "
-        "p99 in the fastest run against %s with the tick alone. frlock promises the writer "
-        "that it never waits; the price is that nothing bounds how often a reader starts "
-        "over. One writer under TCG tops out at a few tens of thousands of writes a second, "
-        "so here the tail stays short; a writer that writes back to back would keep a "
-        "reader retrying for as long as it writes." % (
-            us((hi["lost_pct"] or {}).get("p99")), us((lo["lost_pct"] or {}).get("p99"))),
+        "frlock promises the writer that it never waits; the price is that nothing bounds "
+        "how often a reader starts over: each write section that begins while a read is "
+        "under way sends it back, so the more write sections, the more reads need a second, "
+        "third, fourth attempt. One adjtimex writer under TCG tops out at a few thousand "
+        "writes a second (%.0f here), so the tail stays short; writers that wrote back to "
+        "back would keep a reader retrying for as long as they write." % hi["adjtimex_s"],
+    ]
+    if lo_lost and hi_lost and hi_lost < lo_lost:
+        text.append(
+            "The time a retried read lost did not grow: %s at p99 with the tick alone, %s "
+            "at the fastest writer. With the tick alone the few retries come from the "
+            "tick's write sections, which are long under TCG (mean hold %s; a vCPU can "
+            "lose its host CPU inside one), while the adjtimex writes are short (mean hold "
+            "%s at the fastest): here the tail grows in how many reads need several "
+            "attempts, not in the time each costs." % (us(lo_lost), us(hi_lost), us(lo["hold_mean_ns"]),
+                                  us(hi["hold_mean_ns"])))
+    elif lo_lost and hi_lost:
+        text.append("The time a retried read lost grew too: %s at p99 with the tick alone, "
+                    "%s at the fastest writer." % (us(lo_lost), us(hi_lost)))
+    text.append(
         "Where readers cannot afford that, the kernel has read_seqbegin_or_lock(): a "
         "seqlock_t reader makes one lockless pass and, if it must retry, takes the writers' "
         "spinlock for its second pass, so it finishes in two passes at most (at the cost "
         "of holding writers off while it reads). frlock_t keeps raw-spinlock writers and "
-        "has no such fallback: its documentation sends those users to seqlock_t.",
-    ]
+        "has no such fallback: its documentation sends those users to seqlock_t.")
     if grows:
-        text.append("The tail grew with the write rate: more writes, more reads that need "
-                    "several attempts, and longer ones.")
+        text.append("The tail grew with the write rate (reads needing two retries or more, "
+                    "per million: %s)." % " -> ".join("%.2f" % r["tail_pm"] for r in runs))
     else:
         text.append("This run does NOT show the tail growing with the write rate (reads "
                     "needing >= 2 retries per million: %s, wanted the fastest above twice "
