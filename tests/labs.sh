@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The teaching labs (labs/README.md): each runs in its quick mode in the
 # guest, its result must say what the lab teaches (judged here from the
 # figures in its result.json, not from the lab's own verdict), and its
@@ -42,6 +43,8 @@ exec(sys.argv[2])
 PY
 }
 
+# The rules, one per lab, used through ${!rule} below.
+# shellcheck disable=SC2034
 vdso_judge='
 s, v = r["runs"]["syscall"], r["runs"]["vdso"]
 print("syscall run: %d gettimeofday syscalls, %d retried at ktime_get_real_ts64; "
@@ -52,18 +55,21 @@ ok = s["syscalls"] > 0 and s["gtod_retried"] > 0 and v["syscalls"] == 0 and \
 # the explanation quotes this run, not a canned figure
 ok = ok and "{:,}".format(s["syscalls"]) in " ".join(r["text"])
 sys.exit(0 if ok else 1)'
+# shellcheck disable=SC2034
 rate_judge='
-runs = sorted(r["runs"], key=lambda x: x["write_rate"])
+runs = sorted(r["runs"], key=lambda x: x["writes_s"])
 sh = [x["retry_share"] for x in runs]
 print("writes/s", [round(x["writes_s"]) for x in runs], "retry share", sh)
 sys.exit(0 if runs[-1]["writes_s"] > 10 * runs[0]["writes_s"] and sh[-1] > 2 * sh[0] else 1)'
+# shellcheck disable=SC2034
 lockout_judge='
 p = {lk: {n: v["wait_p99"] for n, v in r["lockout"][lk].items()} for lk in r["lockout"]}
 print("writer wait p99 (ns) by readers:", p)
 rw, fr = p["rwlock"], p["frlock"]
 sys.exit(0 if rw["2"] >= 5 * max(rw["0"], 1) and fr["2"] <= 2 * max(fr["0"], 1) else 1)'
+# shellcheck disable=SC2034
 starve_judge='
-runs = sorted(r["runs"], key=lambda x: x["write_rate"])
+runs = sorted(r["runs"], key=lambda x: x["writes_s"])
 t = [x["tail_pm"] for x in runs]
 print("writes/s", [round(x["writes_s"]) for x in runs],
       "reads needing >= 2 retries per million", [round(x, 2) for x in t])
@@ -112,9 +118,9 @@ for lab in vdso-vs-syscall:vdso_judge writer-rate:rate_judge lockout:lockout_jud
 	if check "lab $name: runs in its quick mode and writes its report (under 120 s)" lab_quick "$name"; then
 		case $rule in
 		vdso_judge) what="the syscall run's reads retry at ktime_get_real_ts64; the vDSO run's reach no kernel reader and retry nowhere, though writes go on" ;;
-		rate_judge) what="the retry share grows with the writer rate (fastest > 2x the tick's)" ;;
+		rate_judge) what="the retry share grows with the writer rate (the most write sections > 2x the fewest)" ;;
 		lockout_judge) what="rwlock's writer wait p99 grows with readers (2 readers >= 5x none), frlock's does not (<= 2x)" ;;
-		starve_judge) what="the retries-per-read tail grows with the write rate (reads needing >= 2 retries per million: fastest > 2x the tick's)" ;;
+		starve_judge) what="the retries-per-read tail grows with the write rate (reads needing >= 2 retries per million: most write sections > 2x the fewest)" ;;
 		esac
 		shows=0
 		check "lab $name: $what" judge "$name" "${!rule}" && shows=1
