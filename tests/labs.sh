@@ -43,7 +43,7 @@ exec(sys.argv[2])
 PY
 }
 
-# The rules, one per lab, used through ${!rule} below.
+# The rules, one per lab, used through ${!labs_rule} below.
 # shellcheck disable=SC2034
 vdso_judge='
 s, v = r["runs"]["syscall"], r["runs"]["vdso"]
@@ -112,41 +112,42 @@ verdict() {
 	grep -q "^lab $1: $want" "$labs_logs/$1.out"
 }
 
-for lab in vdso-vs-syscall:vdso_judge writer-rate:rate_judge lockout:lockout_judge \
+for labs_lab in vdso-vs-syscall:vdso_judge writer-rate:rate_judge lockout:lockout_judge \
 	reader-starvation:starve_judge; do
-	name=${lab%%:*} rule=${lab#*:}
-	if check "lab $name: runs in its quick mode and writes its report (under 120 s)" lab_quick "$name"; then
-		case $rule in
-		vdso_judge) what="the syscall run's reads retry at ktime_get_real_ts64; the vDSO run's reach no kernel reader and retry nowhere, though writes go on" ;;
-		rate_judge) what="the retry share grows with the writer rate (the most write sections > 2x the fewest)" ;;
-		lockout_judge) what="rwlock's writer wait p99 grows with readers (2 readers >= 5x none), frlock's does not (<= 2x)" ;;
-		starve_judge) what="the retries-per-read tail grows with the write rate (reads needing >= 2 retries per million: most write sections > 2x the fewest)" ;;
+	labs_name=${labs_lab%%:*} labs_rule=${labs_lab#*:}
+	if check "lab $labs_name: runs in its quick mode and writes its report (under 120 s)" lab_quick "$labs_name"; then
+		case $labs_rule in
+		vdso_judge) labs_what="the syscall run's reads retry at ktime_get_real_ts64; the vDSO run's reach no kernel reader and retry nowhere, though writes go on" ;;
+		rate_judge) labs_what="the retry share grows with the writer rate (the most write sections > 2x the fewest)" ;;
+		lockout_judge) labs_what="rwlock's writer wait p99 grows with readers (2 readers >= 5x none), frlock's does not (<= 2x)" ;;
+		starve_judge) labs_what="the retries-per-read tail grows with the write rate (reads needing >= 2 retries per million: most write sections > 2x the fewest)" ;;
 		esac
-		shows=0
-		check "lab $name: $what" judge "$name" "${!rule}" && shows=1
-		check "lab $name: its printed verdict agrees ($([ $shows = 1 ] && echo shows || echo 'says plainly it does not show') what it teaches)" \
-			verdict "$name" "$shows"
+		labs_shows=0
+		check "lab $labs_name: $labs_what" judge "$labs_name" "${!labs_rule}" && labs_shows=1
+		check "lab $labs_name: its printed verdict agrees ($([ $labs_shows = 1 ] && echo shows || echo 'says plainly it does not show') what it teaches)" \
+			verdict "$labs_name" "$labs_shows"
 		if [ "$have_browser" = 1 ]; then
-			check "lab $name: report.html draws every chart in headless Chromium, no console errors" renders "$name"
+			check "lab $labs_name: report.html draws every chart in headless Chromium, no console errors" renders "$labs_name"
 		else
-			skip "lab $name: report in Chromium (chromium, libjs-chart.js or python3-websocket not installed: make deps)"
+			skip "lab $labs_name: report in Chromium (chromium, libjs-chart.js or python3-websocket not installed: make deps)"
 		fi
 	else
-		not_ok "lab $name: no result to judge (see the check above)"
+		not_ok "lab $labs_name: no result to judge (see the check above)"
 	fi
 done
 
 # Bad input: the list of labs and exit 2; the labs not written yet say why.
 check "make lab without NAME lists the labs and exits 2" \
 	bash -c "cd '$top' && make -s lab >'$labs_logs/noname.out' 2>&1; rc=\$?; cat '$labs_logs/noname.out';
-		[ \$rc -eq 2 ] && grep -q 'reader-starvation' '$labs_logs/noname.out'"
+		[ \$rc -eq 2 ] && grep -q 'which lab? NAME=<lab>' '$labs_logs/noname.out' &&
+		grep -q 'reader-starvation' '$labs_logs/noname.out'"
 check "labs/lab with an unknown name lists the labs and exits 2" \
 	bash -c "'$top/labs/lab' no-such-lab >'$labs_logs/unknown.out' 2>&1; rc=\$?; cat '$labs_logs/unknown.out';
 		[ \$rc -eq 2 ] && grep -q \"no lab 'no-such-lab'\" '$labs_logs/unknown.out' && grep -q 'vdso-vs-syscall' '$labs_logs/unknown.out'"
-for name in write-window path-walk; do
-	check "labs/lab $name says in one line that it is not yet, exit 2" \
-		bash -c "'$top/labs/lab' $name >'$labs_logs/$name.notyet' 2>&1; rc=\$?; cat '$labs_logs/$name.notyet';
-			[ \$rc -eq 2 ] && [ \$(wc -l <'$labs_logs/$name.notyet') -eq 1 ] && grep -q 'is not yet: needs' '$labs_logs/$name.notyet'"
+for labs_name in write-window path-walk; do
+	check "labs/lab $labs_name says in one line that it is not yet, exit 2" \
+		bash -c "'$top/labs/lab' $labs_name >'$labs_logs/$labs_name.notyet' 2>&1; rc=\$?; cat '$labs_logs/$labs_name.notyet';
+			[ \$rc -eq 2 ] && [ \$(wc -l <'$labs_logs/$labs_name.notyet') -eq 1 ] && grep -q 'is not yet: needs' '$labs_logs/$labs_name.notyet'"
 done
 
 if [ -n "${labs_alone:-}" ]; then
