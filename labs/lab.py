@@ -475,9 +475,10 @@ def lab_lockout(d):
     def growth(lk):
         return res[lk][top]["wait_p99"] / max(res[lk][0]["wait_p99"], 1)
     rw, fr, sq = growth("rwlock"), growth("frlock"), growth("seqlock")
-    # rwlock: the readers' hold adds to the wait (5x is far outside the
-    # no-reader spread seen); frlock: no more than twice its no-reader p99
-    shows = rw >= 5 and fr <= 2
+    # The no-reader p99, a microsecond or a few from a few hundred samples,
+    # moved 8x between this project's runs (0.9 to 7.1 us for frlock): rwlock's
+    # readers must push it up 10x or more, frlock's must keep it within 5x.
+    shows = rw >= 10 and fr <= 5
     text = [
         "With %d readers, rwlock's writer waited %s at p99 (%s at worst) against %s with "
         "none: %.1fx. frlock's p99 went from %s to %s (%.2fx), seqlock_t's from %s to %s "
@@ -489,8 +490,10 @@ def lab_lockout(d):
         "another CPU almost always hold it: the timer fires, and waits for them. frlock_t's "
         "and seqlock_t's writers (seqlock_t is a seqcount plus a spinlock that serializes "
         "the writers) take only the writers' lock: readers never hold anything, they check "
-        "the sequence afterwards and retry, so the writer's wait is the same with or "
-        "without them.",
+        "the sequence afterwards and retry, so the writer's wait stays at the scale of a "
+        "lock with no reader at all. That wait is a microsecond or a few under TCG, and "
+        "its p99, taken from a few hundred ticks, moves several-fold from run to run: "
+        "the lab calls it grown at 10x and unchanged within 5x.",
         "One reader makes no writer wait: it runs on CPU 0, where the timer fires, and "
         "its rwlock read side disables interrupts (read_lock_irqsave, as gettimeofday took "
         "xtime_lock in 2003), so the timer only ever interrupts it outside its read section. "
@@ -504,8 +507,8 @@ def lab_lockout(d):
         text.append("The 2003 problem, measured: readers lock an rwlock writer out, and cannot "
                     "lock out frlock's.")
     else:
-        text.append("This run does NOT show it clearly (rwlock's p99 grew %.1fx, wanted 5x or "
-                    "more; frlock's %.2fx, wanted at most 2x): a run this short has few "
+        text.append("This run does NOT show it clearly (rwlock's p99 grew %.1fx, wanted 10x or "
+                    "more; frlock's %.2fx, wanted at most 5x): a run this short has few "
                     "samples and TCG's interrupt delivery is noisy; run it again, or without "
                     "QUICK." % (rw, fr))
     charts = [
