@@ -23,6 +23,7 @@ import importlib.util
 import json
 import os
 import sys
+import textwrap
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -616,7 +617,6 @@ def analyse(name, d):
     for line in text_table(res["table"]):
         print(line)
     print()
-    import textwrap
     for t in res["text"]:
         print(textwrap.fill(t, 78))
         print()
@@ -637,7 +637,6 @@ def main(argv):
         return 0
     if len(argv) == 2 and argv[0] == "question" and argv[1] in ANALYSE:
         lab = LABS[argv[1]]
-        import textwrap
         print("lab %d, %s: %s\n" % (lab["n"], argv[1], lab["title"]))
         print(textwrap.fill(lab["question"], 78))
         print()
