@@ -14,8 +14,8 @@ for line in sys.stdin:
     m = re.match(r"/\*\s+(\d+)(?::\s*\d+)?\s+\|\s+(\d+) \*/\s+(.*)$", line)
     if m:
         off, size, rest = int(m.group(1)), int(m.group(2)), m.group(3).strip()
-        # a lock (or v1's frlock_t, which held one), not stock's
-        # seqcount_raw_spinlock_t, a sequence count naming its lock
+        # a lock (or the frlock_t of v1, which held one), not the
+        # seqcount_raw_spinlock_t of stock, a sequence count naming its lock
         if re.search(r"\b(?:raw_|arch_)?spinlock(?:_t)?\b|\bfrlock_t\b", rest):
             print("spinlock", rest)
         if rest.endswith("{"):
