@@ -7,6 +7,7 @@
 #   make bench    measure frlock against rwlock, seqlock and the stock kernel
 #   make run      boot the guest and show frlock's tracepoints under load
 #   make shell    an interactive shell in the guest
+#   make lab NAME=<lab>  a teaching lab in the guest (labs/README.md)
 #   make kernel   build (or reuse) the frlock kernel; kernel-stock: without it,
 #                 kernel-lockdep, kernel-kcsan: with the kernel's checkers
 #   make rootfs   build (or reuse) the guest's initramfs
@@ -36,7 +37,7 @@ DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 DEB_SERVICES := prometheus prometheus-node-exporter
 
 .PHONY: all deps kernel kernel-stock kernel-lockdep kernel-kcsan rootfs bpf run shell \
-	test test-host test-guest test-long test-fresh bench
+	test test-host test-guest test-long test-fresh bench lab
 
 all: kernel rootfs bpf
 
@@ -121,3 +122,10 @@ SECS ?= 5
 bench: deps
 	bench/run --runs '$(subst ','\'',$(RUNS))' --pairs '$(subst ','\'',$(PAIRS))' \
 		--seconds '$(subst ','\'',$(SECS))'
+
+# make lab NAME=<lab> [QUICK=1]: one teaching lab (labs/README.md); labs/lab
+# checks NAME first (no lab, or an unknown one: the list, exit 2).
+lab:
+	@labs/lab --check '$(subst ','\'',$(NAME))' && \
+	$(MAKE) --no-print-directory deps && \
+	labs/lab $(if $(QUICK),--quick) '$(subst ','\'',$(NAME))'

@@ -1,0 +1,72 @@
+#!/bin/sh
+# The guest side of `make lab`: runs one lab's experiment on the frlock
+# kernel and leaves its raw results in OUT (run-guest's --results, at
+# /results). The host (labs/lab) reads them; nothing is judged here.
+#
+# usage: guest.sh gtod OUT SECONDS VIA:WRITERS...   one frlock-watch run per
+#            VIA:WRITERS pair (via syscall or vdso, adjtimex writes/s), each
+#            its own feed OUT/run-VIA-WRITERS.ndjson; with the kernel's count
+#            of gettimeofday system calls during the run in
+#            OUT/run-VIA-WRITERS.syscalls (an ftrace hist trigger)
+#        guest.sh lockout OUT MS READERS...   frlock_bench test=lockout for
+#            each number of busy readers, MS per lock type; the module's
+#            result lines in OUT/lockout.txt, as bench/guest.sh prints them
+#
+# Exit status: 0; 1 if a run failed; 2 on bad usage.
+here=$(cd "$(dirname "$0")" && pwd)
+top=${here%/labs}
+prog=labs/guest.sh
+usage() {
+	echo "usage: $prog gtod OUT SECONDS VIA:WRITERS... | lockout OUT MS READERS..." >&2
+	exit 2
+}
+die() { echo "$prog: $*" >&2; exit 1; }
+num() { case $1 in '' | *[!0-9]*) usage ;; esac; }
+
+[ $# -ge 4 ] || usage
+mode=$1 out=$2 size=$3
+shift 3
+[ -d "$out" ] || die "no folder $out"
+num "$size"
+
+# The kernel's count of gettimeofday system calls, from a hist trigger on
+# their tracepoint (hitcount, one key): start_count, then stop_count FILE.
+trig=/sys/kernel/tracing/events/syscalls/sys_enter_gettimeofday/trigger
+start_count() { echo 'hist:keys=common_type:vals=hitcount' >"$trig" || die "cannot set $trig"; }
+stop_count() {
+	hits=$(sed -n 's/^ *Hits: *\([0-9]*\).*/\1/p' "${trig%trigger}hist")
+	echo '!hist:keys=common_type:vals=hitcount' >"$trig"
+	echo "${hits:-0}" >"$1"
+}
+
+case $mode in
+gtod)
+	for run in "$@"; do
+		via=${run%%:*} w=${run#*:}
+		case $via in syscall | vdso) ;; *) usage ;; esac
+		num "$w"
+		name=run-$via-$w
+		echo "$prog: $name: gettimeofday via $via, $w adjtimex writes/s, $size s"
+		start_count
+		"$top/guest-rootfs/frlock-watch" -d "$size" -t 2 --via "$via" -w "$w" -i 1 \
+			-o "$out/$name.ndjson" >"$out/$name.log" 2>&1 ||
+			{ stop_count "$out/$name.syscalls"; cat "$out/$name.log" >&2; die "$name failed"; }
+		stop_count "$out/$name.syscalls"
+		echo "$prog: $name: done, $(cat "$out/$name.syscalls") gettimeofday system calls counted"
+	done
+	;;
+lockout)
+	: >"$out/lockout.txt"
+	for r in "$@"; do
+		num "$r"
+		echo "$prog: frlock_bench test=lockout readers=$r duration_ms=$size (rwlock, frlock, seqlock)"
+		dmesg -c >/dev/null
+		modprobe frlock_bench test=lockout readers="$r" duration_ms="$size" 2>"$out/modprobe.err" ||
+			die "modprobe frlock_bench: $(cat "$out/modprobe.err"; dmesg | grep frlock_bench | tail -1)"
+		rmmod frlock_bench
+		dmesg | sed -n 's/.*frlock_bench: \(lockout\) /bench \1 /p' >>"$out/lockout.txt"
+	done
+	grep -q '^bench lockout' "$out/lockout.txt" || die "frlock_bench printed no lockout line"
+	;;
+*) usage ;;
+esac
