@@ -12,6 +12,9 @@ ms=$1
 chunk_max=240000
 results=/sys/kernel/debug/kunit/frlock/results
 
+# field NAME: NAME's value in the current run's figures ($line).
+field() { echo " $line" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
+
 left=$ms runs=0 passed=0 ran=0 reads=0 retries=0 torn=0 hold=0
 hardirq=0 softirq=0 task=0
 while [ "$left" -gt 0 ]; do
@@ -27,7 +30,6 @@ while [ "$left" -gt 0 ]; do
 	rmmod frlock_kunit
 	grep -E 'writer=|cpus=' "$tmp/kunit" | sed 's/^ *# frlock_test_stress: /  torture: /'
 	line=$(grep -o 'ms=[0-9]* cpus=[0-9]* reads=[0-9]* retries=[0-9]* torn=[0-9]* writes=[0-9]* hold_max_ns=[0-9]*' "$tmp/kunit")
-	field() { echo " $line" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 	if [ -z "$line" ]; then
 		grep -m3 -E 'not ok|Expected' "$tmp/kunit"
 		not_ok "torture ${ms} ms: run $runs reported its figures"
