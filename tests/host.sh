@@ -115,6 +115,10 @@ done
 # shellcheck source=tests/layout.sh
 . "$top/tests/layout.sh"
 
+# The read fast path against the prefix before the seqcount events.
+# shellcheck source=tests/fastpath.sh
+. "$top/tests/fastpath.sh"
+
 # No new sparse warning in the files the series touches.
 if [ -n "$src" ]; then
 	# shellcheck source=tests/sparse.sh

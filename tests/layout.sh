@@ -44,14 +44,12 @@ reader_lines() {
 }
 
 layout_check() {
-	local new stock ref=0 n
+	local new stock ref n
 	# The last prefix before "timekeeping: Convert ...".
-	for n in $(seq 1 ${#patches[@]}); do
-		case $(basename "${patches[$((n - 1))]}") in
-		*-timekeeping-Convert-*) ref=$((n - 1)); break ;;
-		esac
-	done
-	[ "$ref" -ge 1 ] || { echo "no timekeeping conversion patch in the series"; return 1; }
+	n=$(patch_number '*-timekeeping-Convert-*') ||
+		{ echo "no timekeeping conversion patch in the series"; return 1; }
+	ref=$((n - 1))
+	[ "$ref" -ge 1 ] || { echo "the timekeeping conversion has no prefix to compare with"; return 1; }
 	new=$("$build" --variant frlock --cached-only --quiet) || { echo "no frlock kernel"; return 1; }
 	stock=$("$build" --variant frlock --patches "$ref" --cached-only --quiet) ||
 		{ echo "no kernel for patches 1-$ref"; return 1; }

@@ -1,9 +1,11 @@
 #!/bin/sh
 # Recursion safety: BPF programs that read the time through bpftrace's
 # nsecs, elapsed, time() and strftime(), attached to the frlock writer
-# tracepoints and inside tk_core.lock's write section, under gettimeofday
-# load with adjtimex writers. The guest must neither hang (run-guest's
-# timeout would end it) nor warn.
+# tracepoints, to every seqcount event and inside tk_core.lock's write
+# section, under gettimeofday load with adjtimex writers and a rename load
+# against path lookups (path-load: rename_lock and d_seq writes, retries
+# and waits). The guest must neither hang (run-guest's timeout would end
+# it) nor warn.
 #
 # usage: recursion.sh [SECONDS]
 . "$(dirname "$0")/lib.sh"
@@ -12,14 +14,22 @@ secs=${1:-10}
 case $secs in '' | *[!0-9]*) echo "usage: recursion.sh [SECONDS]" >&2; exit 2 ;; esac
 
 dmesg -c >/dev/null
+path-load -d $((secs + 5)) -j /tmp/recursion-paths >"$tmp/paths.out" 2>&1 &
+paths=$!
 traced_load "$secs" 500 "$(dirname "$0")/recursion.bt"
+wait $paths
+paths_rc=$?
 grep -v '^$' "$tmp/bt.out" | sed 's/^/  recursion: /' | tail -5
 
 [ $load_rc -eq 0 ] && ok "recursion: gettimeofday load with 500 adjtimex writes/s completed under the probes" ||
 	not_ok "recursion: load completed (exit $load_rc: $(tail -1 "$tmp/load.out"))"
 [ $bt_rc -eq 0 ] || [ $bt_rc -eq 130 ] && ok "recursion: bpftrace ended cleanly on SIGINT" ||
 	not_ok "recursion: bpftrace ended cleanly (exit $bt_rc)"
-for p in tracepoint:frlock:frlock_write_begin tracepoint:frlock:frlock_write_end kprobe:update_vsyscall; do
+[ $paths_rc -eq 0 ] && ok "recursion: rename load completed under the probes ($(cat "$tmp/paths.out"))" ||
+	not_ok "recursion: rename load completed (exit $paths_rc: $(tail -1 "$tmp/paths.out"))"
+for p in tracepoint:frlock:frlock_write_begin tracepoint:frlock:frlock_write_end kprobe:update_vsyscall \
+	tracepoint:seqcount:seqcount_write_begin tracepoint:seqcount:seqcount_write_end \
+	tracepoint:seqcount:seqcount_read_retry; do
 	hits=$(sed -n "s/^@hits\[$p\]: \([0-9]*\)$/\1/p" "$tmp/bt.out")
 	[ -n "$hits" ] && [ "$hits" -gt 0 ] && ok "recursion: $p fired $hits times, reading the time each" ||
 		not_ok "recursion: $p fired (${hits:-no count})"

@@ -1,0 +1,168 @@
+#!/bin/sh
+# Runs inside the guest on a kernel with the seqcount events: real workloads
+# make named sequence locks retry, and frlockstat reports the same retries
+# and writes as ftrace's own hist triggers on the same events.
+#
+#  - renames against path lookups and getcwd(): rename_lock and d_seq;
+#  - mounts and unmounts against lookups that cross the mount point:
+#    mount_lock;
+#  - the tick: jiffies_seq's writes. This guest's kernel has no NO_HZ, and
+#    on 64-bit nothing else reads jiffies_seq, so it has writes and no
+#    retries; the check says so;
+#  - with "stock-timekeeping", on the kernel with the seqcount events but
+#    not the timekeeping conversion: gettimeofday readers against adjtimex
+#    writers on tk_core.seq.
+#
+# The hist triggers count per lock address (.sym names the static ones) and
+# name; frlockstat is attached first and stopped last, so that its window
+# holds the triggers' window, and the workloads are the only writers of
+# these locks in between.
+#
+# usage: seqcount.sh [frlock|stock-timekeeping] [SECONDS]
+#	(default frlock 5: the kernel, and each workload's length)
+REPO=/opt/frlock
+F=$REPO/bpf/.output/frlockstat
+T=/sys/kernel/tracing
+E=$T/events/seqcount
+MODE=${1:-frlock}
+SECS=${2:-5}
+case $MODE in
+frlock|stock-timekeeping) ;;
+*) echo "usage: seqcount.sh [frlock|stock-timekeeping] [SECONDS]" >&2; exit 2 ;;
+esac
+# shellcheck source=guest-rootfs/lib.sh
+. "$REPO/guest-rootfs/lib.sh"
+# shellcheck source=tests/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+if [ ! -d $E ]; then
+	skip "seqcount workloads: no seqcount events (a kernel without patch 4)"
+	exit 0
+fi
+if [ ! -x "$F" ]; then
+	not_ok "seqcount workloads: frlockstat is built (no $F: run make -C bpf)"
+	exit 0
+fi
+
+KEYS='hist:keys=lock.sym,name:vals=hitcount:size=4096'
+# hist_on / hist_pause / hist_off EVENT
+hist_on() { echo "$KEYS" >>$E/$1/trigger; }
+hist_pause() { echo "$KEYS:pause" >>$E/$1/trigger; }
+hist_off() { echo "!$KEYS" >>$E/$1/trigger; }
+# hist_count EVENT INSTANCE: the hits of INSTANCE, a static lock's symbol or
+# an embedded counter's name, summed over its addresses and names. A hist
+# that dropped entries fails the run: it would undercount.
+hist_count() {
+	if ! grep -q '^    Dropped: 0$' $E/$1/hist; then
+		echo "hist of $1 dropped entries:" >&2
+		grep Dropped $E/$1/hist >&2
+		echo -1
+		return
+	fi
+	awk -v want="$2" '
+	/^{ lock:/ {
+		# { lock: [ffff...] rename_lock, name: rename_lock } hitcount: 5
+		sym = ""
+		if (match($0, /\] [^,]*,/)) sym = substr($0, RSTART + 2, RLENGTH - 3)
+		sub(/\+0x[0-9a-f]*\/0x[0-9a-f]*$/, "", sym)
+		name = $0; sub(/.*name: */, "", name); sub(/ *}.*/, "", name)
+		n = $0; sub(/.*hitcount: */, "", n)
+		key = (sym != "" && sym !~ /^0x/) ? sym : name
+		if (key == want) total += n
+	}
+	END { print total + 0 }' $E/$1/hist
+}
+
+# fs_count FILE INSTANCE FIELD: FIELD of frlockstat's final JSON object for
+# INSTANCE (no interval: one object per instance, the run's totals).
+fs_count() {
+	grep '^{"type":"frlockstat",' "$1" | grep -F "\"lock\":\"$2\"" | tail -1 |
+		sed -n "s/.*\"$3\":\\([0-9]*\\).*/\\1/p"
+}
+
+# workload NAME COMMAND...: frlockstat, then the hist triggers, then COMMAND;
+# the triggers are paused before frlockstat stops. Leaves $tmp/NAME.fs (its
+# JSON) and $tmp/NAME.{retry,write,wait} (the hists).
+workload() {
+	_w=$1
+	shift
+	"$F" -j >"$tmp/$_w.fs" 2>"$tmp/$_w.fs.err" &
+	_fs=$!
+	if ! wait_attached $_fs "$tmp/$_w.fs.err" 'Tracing' 600; then
+		cat "$tmp/$_w.fs.err"
+		not_ok "$_w: frlockstat attached"
+		return 1
+	fi
+	for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
+		hist_on $ev
+	done
+	"$@" >"$tmp/$_w.load" 2>&1
+	_rc=$?
+	for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
+		hist_pause $ev
+	done
+	kill -INT $_fs
+	wait_sigint $_fs
+	cat "$tmp/$_w.load"
+	cp $E/seqcount_read_retry/hist "$tmp/$_w.retry"
+	cp $E/seqcount_write_begin/hist "$tmp/$_w.write"
+	cp $E/seqcount_read_wait/hist "$tmp/$_w.wait"
+	return $_rc
+}
+
+# agree NAME INSTANCE: frlockstat's retries and writes of INSTANCE equal the
+# hist triggers' counts, and the retries are more than 0 (NOZERO=0 allows 0).
+agree() {
+	_h_retries=$(hist_count seqcount_read_retry "$2")
+	_h_writes=$(hist_count seqcount_write_begin "$2")
+	_f_retries=$(fs_count "$tmp/$1.fs" "$2" retries)
+	_f_writes=$(fs_count "$tmp/$1.fs" "$2" writes)
+	echo "  $1: $2: retries ftrace=$_h_retries frlockstat=$_f_retries, writes ftrace=$_h_writes frlockstat=$_f_writes"
+	if [ "${NOZERO:-1}" = 1 ]; then
+		check "$1: $2 retried ($_h_retries retries counted by ftrace's hist trigger)" \
+			test "$_h_retries" -gt 0
+	fi
+	check "$1: frlockstat reports $2's retries as ftrace counts them ($_f_retries, $_h_retries)" \
+		test "${_f_retries:-x}" = "$_h_retries"
+	check "$1: frlockstat reports $2's writes as ftrace counts them ($_f_writes, $_h_writes)" \
+		test "${_f_writes:-x}" = "$_h_writes"
+}
+
+# --- Renames against lookups ------------------------------------------------
+workload rename path-load -d "$SECS" -j --writer rename /tmp/pl-rename
+check "rename: path-load ran ($(tail -1 "$tmp/rename.load"))" \
+	grep -q '"write_errors":0' "$tmp/rename.load"
+agree rename rename_lock
+agree rename d_seq
+for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
+	hist_off $ev
+done
+
+# --- Mounts against lookups -------------------------------------------------
+workload mount path-load -d "$SECS" -j --writer mount /tmp/pl-mount
+check "mount: path-load ran ($(tail -1 "$tmp/mount.load"))" \
+	grep -q '"write_errors":0' "$tmp/mount.load"
+agree mount mount_lock
+for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
+	hist_off $ev
+done
+
+# --- The tick ---------------------------------------------------------------
+workload tick sleep "$SECS"
+NOZERO=0 agree tick jiffies_seq
+tick_writes=$(hist_count seqcount_write_begin jiffies_seq)
+hz_writes=$(awk -v n="$tick_writes" -v s="$SECS" 'BEGIN { printf "%d", n / s }')
+check "tick: jiffies_seq is written about HZ=250 times a second ($hz_writes/s)" \
+	test "$hz_writes" -ge 200 -a "$hz_writes" -le 300
+for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
+	hist_off $ev
+done
+
+# --- gettimeofday on stock timekeeping --------------------------------------
+if [ "$MODE" = stock-timekeeping ]; then
+	workload gtod gtod-load -t 2 -d "$SECS" -w 500 -i 0
+	agree gtod tk_core
+	for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
+		hist_off $ev
+	done
+fi
