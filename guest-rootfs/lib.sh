@@ -1,4 +1,5 @@
-# Waiting on the guest's tracing tools (bpftrace, frlockstat), sourced by
+# Waiting on the guest's tracing tools (bpftrace, frlockstat) and reading
+# ftrace hists, sourced by
 # the guest's scripts that start and stop them (busybox sh).
 
 # wait_attached PID FILE PATTERN TENTHS: wait until FILE, the output of
@@ -34,4 +35,30 @@ wait_sigint() {
 		sleep 0.5
 	done
 	wait "$1"
+}
+
+# hist_instances HIST: an ftrace hist file of a seqcount event keyed by
+# "lock.sym,name", summed per instance: a static lock by its symbol, a
+# counter embedded in objects by its name (every dentry's is "d_seq").
+# Prints "INSTANCE HITS" lines; a hist that dropped entries would
+# undercount, so it prints why on stderr and returns 1.
+hist_instances() {
+	if ! grep -q '^    Dropped: 0$' "$1"; then
+		echo "hist_instances: $1 dropped entries ($(grep Dropped "$1"))" >&2
+		return 1
+	fi
+	# (A failing awk returns non-zero too: the callers say which hist.)
+	# { lock: [ffffffff82009500] rename_lock      , name: rename_lock } hitcount: 251
+	# { lock: [ff11000000ed99c4] 0xff11000000ed99c4, name: d_seq       } hitcount: 330
+	awk '/^[{] lock:/ {
+		sym = ""
+		if (match($0, /\] [^,]*,/)) sym = substr($0, RSTART + 2, RLENGTH - 3)
+		sub(/ +$/, "", sym)
+		sub(/\+0x[0-9a-f]*\/0x[0-9a-f]*$/, "", sym)
+		name = $0; sub(/.*name: */, "", name); sub(/ *}.*/, "", name)
+		n = $0; sub(/.*hitcount: */, "", n)
+		key = (sym != "" && sym !~ /^0x/) ? sym : name
+		hits[key] += n
+	}
+	END { for (k in hits) print k, hits[k] }' "$1"
 }

@@ -11,13 +11,19 @@
 #        guest.sh lockout OUT MS READERS...   frlock_bench test=lockout for
 #            each number of busy readers, MS per lock type; the module's
 #            result lines in OUT/lockout.txt, as bench/guest.sh prints them
+#        guest.sh paths OUT SECONDS WRITER...   path-load for SECONDS with
+#            each --writer in turn; its JSON summary in OUT/paths-WRITER.json
+#            and the seqcount events it caused, per instance
+#            (hist_instances), in OUT/paths-WRITER.{retry,wait,write}
 #
 # Exit status: 0; 1 if a run failed; 2 on bad usage.
 here=$(cd "$(dirname "$0")" && pwd)
 top=${here%/labs}
+# shellcheck source=guest-rootfs/lib.sh
+. "$top/guest-rootfs/lib.sh"
 prog=labs/guest.sh
 usage() {
-	echo "usage: $prog gtod OUT SECONDS VIA:WRITERS... | lockout OUT MS READERS..." >&2
+	echo "usage: $prog gtod OUT SECONDS VIA:WRITERS... | lockout OUT MS READERS... | paths OUT SECONDS WRITER..." >&2
 	exit 2
 }
 die() { echo "$prog: $*" >&2; exit 1; }
@@ -67,6 +73,26 @@ lockout)
 		dmesg | sed -n 's/.*frlock_bench: \(lockout\) /bench \1 /p' >>"$out/lockout.txt"
 	done
 	grep -q '^bench lockout' "$out/lockout.txt" || die "frlock_bench printed no lockout line"
+	;;
+paths)
+	ev=/sys/kernel/tracing/events/seqcount
+	[ -d $ev ] || die "this kernel has no seqcount events"
+	keys='hist:keys=lock.sym,name:vals=hitcount:size=4096'
+	for w in "$@"; do
+		case $w in rename | rename-elsewhere | none) ;; *) usage ;; esac
+		echo "$prog: path-load --writer $w, $size s"
+		for e in retry:seqcount_read_retry wait:seqcount_read_wait write:seqcount_write_begin; do
+			echo "$keys" >>$ev/${e#*:}/trigger || die "cannot set $ev/${e#*:}/trigger"
+		done
+		path-load -d "$size" -j --writer "$w" "/tmp/lab-paths-$w" >"$out/paths-$w.json" 2>"$out/paths-$w.err" ||
+			die "path-load --writer $w: $(cat "$out/paths-$w.err")"
+		for e in retry:seqcount_read_retry wait:seqcount_read_wait write:seqcount_write_begin; do
+			echo "$keys:pause" >>$ev/${e#*:}/trigger
+			hist_instances $ev/${e#*:}/hist >"$out/paths-$w.${e%%:*}" || die "the ${e#*:} hist could not be read"
+			echo "!$keys" >>$ev/${e#*:}/trigger
+		done
+		echo "$prog: $w: $(cat "$out/paths-$w.json")"
+	done
 	;;
 *) usage ;;
 esac

@@ -76,6 +76,17 @@ print("writes/s", [round(x["writes_s"]) for x in runs],
       "reads needing >= 2 retries per million", [round(x, 2) for x in t])
 sys.exit(0 if runs[-1]["writes_s"] > 10 * runs[0]["writes_s"] and t[-1] > 2 * t[0] and
          t[-1] >= max(t) / 2 else 1)'
+# shellcheck disable=SC2034
+paths_judge='
+p = r["paths"]
+for w in ("none", "rename-elsewhere", "rename"):
+    print(w, "rename_lock retries", p[w]["retry"].get("rename_lock", 0),
+          "d_seq retries", p[w]["retry"].get("d_seq", 0), "renames/s", p[w]["writes_per_s"])
+rl = {w: p[w]["retry"].get("rename_lock", 0) for w in p}
+ds = {w: p[w]["retry"].get("d_seq", 0) for w in p}
+sys.exit(0 if rl["rename-elsewhere"] > 0 and rl["rename"] > 0 and ds["rename"] > 0 and
+         10 * ds["rename-elsewhere"] <= ds["rename"] and 10 * rl["none"] <= rl["rename-elsewhere"]
+         else 1)'
 
 # renders NAME: the report in headless Chromium, from the file: every
 # chart drawn (#lab-drawn holds their count), no console error.
@@ -115,7 +126,7 @@ verdict() {
 }
 
 for labs_lab in vdso-vs-syscall:vdso_judge writer-rate:rate_judge lockout:lockout_judge \
-	reader-starvation:starve_judge; do
+	reader-starvation:starve_judge path-walk:paths_judge; do
 	labs_name=${labs_lab%%:*} labs_rule=${labs_lab#*:}
 	if check "lab $labs_name: runs in its quick mode and writes its report (under 120 s)" lab_quick "$labs_name"; then
 		case $labs_rule in
@@ -123,6 +134,7 @@ for labs_lab in vdso-vs-syscall:vdso_judge writer-rate:rate_judge lockout:lockou
 		rate_judge) labs_what="the retry share grows with the writer rate (the most write sections: above 2x the fewest, at least half the largest)" ;;
 		lockout_judge) labs_what="rwlock's writer wait p99 grows with readers (2 readers >= 3x none), frlock's stays 3x below rwlock's with the same readers (its microsecond p99 moves several-fold between runs)" ;;
 		starve_judge) labs_what="the retries-per-read tail grows with the write rate (reads needing >= 2 retries per million: the most write sections' above 2x the fewest's, at least half the largest)" ;;
+		paths_judge) labs_what="renames anywhere make rename_lock retry, renames of the looked-up files make d_seq retry (10x more than renames elsewhere), no writer almost none" ;;
 		esac
 		labs_shows=0
 		check "lab $labs_name: $labs_what" judge "$labs_name" "${!labs_rule}" && labs_shows=1
@@ -146,7 +158,7 @@ check "make lab without NAME lists the labs and exits 2" \
 check "labs/lab with an unknown name lists the labs and exits 2" \
 	bash -c "'$top/labs/lab' no-such-lab >'$labs_logs/unknown.out' 2>&1; rc=\$?; cat '$labs_logs/unknown.out';
 		[ \$rc -eq 2 ] && grep -q \"no lab 'no-such-lab'\" '$labs_logs/unknown.out' && grep -q 'vdso-vs-syscall' '$labs_logs/unknown.out'"
-for labs_name in write-window path-walk; do
+for labs_name in write-window; do
 	check "labs/lab $labs_name says in one line that it is not yet, exit 2" \
 		bash -c "'$top/labs/lab' $labs_name >'$labs_logs/$labs_name.notyet' 2>&1; rc=\$?; cat '$labs_logs/$labs_name.notyet';
 			[ \$rc -eq 2 ] && [ \$(wc -l <'$labs_logs/$labs_name.notyet') -eq 1 ] && grep -q 'is not yet: needs' '$labs_logs/$labs_name.notyet'"

@@ -47,8 +47,10 @@
 
 const char prog_name[] = PROG;
 
-enum writer { WRITER_RENAME, WRITER_MOUNT };
-static const char *const writer_names[] = { "rename", "mount", NULL };
+enum writer { WRITER_RENAME, WRITER_ELSEWHERE, WRITER_MOUNT, WRITER_NONE };
+static const char *const writer_names[] = {
+	"rename", "rename-elsewhere", "mount", "none", NULL
+};
 
 static struct {
 	const char *dir;
@@ -71,11 +73,14 @@ static unsigned long long writes, write_errors;
 void usage(FILE *f)
 {
 	fputs(
-"usage: " PROG " [-t THREADS] [-d SECONDS] [--writer rename|mount] [-j] DIR\n"
+"usage: " PROG " [-t THREADS] [-d SECONDS] [-j]\n"
+"                 [--writer rename|rename-elsewhere|mount|none] DIR\n"
 "  Lookup threads stat() paths under DIR (created if missing; use a\n"
 "  scratch directory; an absolute path) while one thread renames entries\n"
 "  of the tree (rename_lock, d_seq; the lookups also call getcwd()) or\n"
-"  mounts and unmounts a tmpfs in it (mount_lock).\n"
+"  mounts and unmounts a tmpfs in it (mount_lock). rename-elsewhere\n"
+"  renames files of a directory no lookup walks (rename_lock only); none\n"
+"  leaves the main thread asleep.\n"
 "  -t  lookup threads, pinned round robin (default: one per CPU)\n"
 "  -d  seconds, more than 0 (default 5)\n"
 "  -j  print the summary as one JSON object\n", f);
@@ -103,10 +108,14 @@ static void path(char *buf, size_t len, const char *fmt, ...)
 	}
 }
 
-/* DIR/a/b/f0..f7, DIR/a/c/ (the rename target) and DIR/a/m/ (the mount point). */
+/*
+ * DIR/a/b/f0..f7, DIR/a/c/ (the rename target), DIR/a/m/ (the mount point)
+ * and DIR/o/f0..f7 with DIR/p/, which no lookup walks.
+ */
 static void make_tree(void)
 {
-	static const char *const dirs[] = { "", "/a", "/a/b", "/a/c", "/a/m" };
+	static const char *const dirs[] = { "", "/a", "/a/b", "/a/c", "/a/m", "/o", "/p" };
+	static const char *const files[] = { "/a/b", "/o" };
 	char p[4096];
 	FILE *f;
 
@@ -115,12 +124,14 @@ static void make_tree(void)
 		if (mkdir(p, 0755) && errno != EEXIST)
 			die(p);
 	}
-	for (int i = 0; i < NFILES; i++) {
-		path(p, sizeof(p), "%s/a/b/f%d", opt.dir, i);
-		f = fopen(p, "w");
-		if (!f)
-			die(p);
-		fclose(f);
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < NFILES; i++) {
+			path(p, sizeof(p), "%s%s/f%d", opt.dir, files[k], i);
+			f = fopen(p, "w");
+			if (!f)
+				die(p);
+			fclose(f);
+		}
 	}
 	path(p, sizeof(p), "%s/a/m/x", opt.dir);
 	f = fopen(p, "w");
@@ -147,7 +158,7 @@ static void *lookup_thread(void *arg)
 				st->lookups++;
 			}
 		}
-		if (opt.writer == WRITER_RENAME) {
+		if (opt.writer != WRITER_MOUNT) {
 			char cwd[4096];
 
 			if (!getcwd(cwd, sizeof(cwd)))
@@ -167,14 +178,17 @@ static void *lookup_thread(void *arg)
 	return NULL;
 }
 
-/* f_i moves to a/c and back: two d_move()s, each a rename_lock write. */
-static void rename_round(void)
+/*
+ * f_i moves from DIR/FROM to DIR/TO and back: two d_move()s, each a
+ * rename_lock write. DIR/a/b is walked by the lookups, DIR/o by none.
+ */
+static void rename_round(const char *from_dir, const char *to_dir)
 {
 	char from[4096], to[4096];
 
 	for (int i = 0; i < NFILES; i++) {
-		path(from, sizeof(from), "%s/a/b/f%d", opt.dir, i);
-		path(to, sizeof(to), "%s/a/c/f%d", opt.dir, i);
+		path(from, sizeof(from), "%s/%s/f%d", opt.dir, from_dir, i);
+		path(to, sizeof(to), "%s/%s/f%d", opt.dir, to_dir, i);
 		if (rename(from, to))
 			write_errors++;
 		else
@@ -271,7 +285,7 @@ int main(int argc, char **argv)
 	if (!opt.threads)
 		opt.threads = ncpus;
 	make_tree();
-	if (opt.writer == WRITER_RENAME) {
+	if (opt.writer != WRITER_MOUNT) {
 		char b[4096];
 
 		path(b, sizeof(b), "%s/a/b", opt.dir);
@@ -288,10 +302,20 @@ int main(int argc, char **argv)
 	}
 	/* The writer is this thread, unpinned: it competes with the lookups. */
 	while (now() - start < opt.duration) {
-		if (opt.writer == WRITER_RENAME)
-			rename_round();
-		else
+		switch (opt.writer) {
+		case WRITER_RENAME:
+			rename_round("a/b", "a/c");
+			break;
+		case WRITER_ELSEWHERE:
+			rename_round("o", "p");
+			break;
+		case WRITER_MOUNT:
 			mount_round();
+			break;
+		case WRITER_NONE:
+			usleep(10000);
+			break;
+		}
 	}
 	WRITE_ONCE(stop, 1);
 	for (int i = 0; i < opt.threads; i++) {

@@ -49,28 +49,11 @@ KEYS='hist:keys=lock.sym,name:vals=hitcount:size=4096'
 hist_on() { echo "$KEYS" >>$E/$1/trigger; }
 hist_pause() { echo "$KEYS:pause" >>$E/$1/trigger; }
 hist_off() { echo "!$KEYS" >>$E/$1/trigger; }
-# hist_count EVENT INSTANCE: the hits of INSTANCE, a static lock's symbol or
-# an embedded counter's name, summed over its addresses and names. A hist
-# that dropped entries fails the run: it would undercount.
+# hist_count EVENT INSTANCE: the hits of INSTANCE (guest-rootfs/lib.sh's
+# hist_instances), -1 if the hist dropped entries.
 hist_count() {
-	if ! grep -q '^    Dropped: 0$' $E/$1/hist; then
-		echo "hist of $1 dropped entries:" >&2
-		grep Dropped $E/$1/hist >&2
-		echo -1
-		return
-	fi
-	awk -v want="$2" '
-	/^{ lock:/ {
-		# { lock: [ffff...] rename_lock, name: rename_lock } hitcount: 5
-		sym = ""
-		if (match($0, /\] [^,]*,/)) sym = substr($0, RSTART + 2, RLENGTH - 3)
-		sub(/\+0x[0-9a-f]*\/0x[0-9a-f]*$/, "", sym)
-		name = $0; sub(/.*name: */, "", name); sub(/ *}.*/, "", name)
-		n = $0; sub(/.*hitcount: */, "", n)
-		key = (sym != "" && sym !~ /^0x/) ? sym : name
-		if (key == want) total += n
-	}
-	END { print total + 0 }' $E/$1/hist
+	hist_instances $E/$1/hist >"$tmp/hist" || { echo -1; return; }
+	awk -v want="$2" '$1 == want { n = $2 } END { print n + 0 }' "$tmp/hist"
 }
 
 # fs_count FILE INSTANCE FIELD: FIELD of frlockstat's final JSON object for
