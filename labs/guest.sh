@@ -11,6 +11,12 @@
 #        guest.sh lockout OUT MS READERS...   frlock_bench test=lockout for
 #            each number of busy readers, MS per lock type; the module's
 #            result lines in OUT/lockout.txt, as bench/guest.sh prints them
+#        guest.sh window OUT MS   the tick's whole computation, measured
+#            (timekeeping_advance() from entry to return, each tick for 2 s,
+#            in OUT/advance.txt), then frlock_bench test=window with the
+#            writer's section as short as a copy (hold_us=0) and as long as
+#            that computation, MS per lock type and phase; the module's
+#            lines in OUT/window.txt, as bench/guest.sh prints them
 #        guest.sh paths OUT SECONDS WRITER...   path-load for SECONDS with
 #            each --writer in turn; its JSON summary in OUT/paths-WRITER.json
 #            and the seqcount events it caused, per instance
@@ -23,15 +29,17 @@ top=${here%/labs}
 . "$top/guest-rootfs/lib.sh"
 prog=labs/guest.sh
 usage() {
-	echo "usage: $prog gtod OUT SECONDS VIA:WRITERS... | lockout OUT MS READERS... | paths OUT SECONDS WRITER..." >&2
+	echo "usage: $prog gtod OUT SECONDS VIA:WRITERS... | lockout OUT MS READERS... | window OUT MS | paths OUT SECONDS WRITER..." >&2
 	exit 2
 }
 die() { echo "$prog: $*" >&2; exit 1; }
 num() { case $1 in '' | *[!0-9]*) usage ;; esac; }
 
-[ $# -ge 4 ] || usage
+[ $# -ge 3 ] || usage
 mode=$1 out=$2 size=$3
 shift 3
+# window takes nothing more; the others one run each at least.
+case $mode in window) [ $# -eq 0 ] ;; *) [ $# -ge 1 ] ;; esac || usage
 [ -d "$out" ] || die "no folder $out"
 num "$size"
 
@@ -73,6 +81,30 @@ lockout)
 		dmesg | sed -n 's/.*frlock_bench: \(lockout\) /bench \1 /p' >>"$out/lockout.txt"
 	done
 	grep -q '^bench lockout' "$out/lockout.txt" || die "frlock_bench printed no lockout line"
+	;;
+window)
+	echo "$prog: timekeeping_advance(), each tick for 2 s"
+	bpftrace -e 'kprobe:timekeeping_advance { @start[tid] = nsecs; }
+		kretprobe:timekeeping_advance /@start[tid]/ {
+			printf("advance_ns %d\n", nsecs - @start[tid]); delete(@start[tid]); }
+		interval:s:2 { exit(); }' >"$out/advance.bt" 2>&1 || die "bpftrace: $(tail -1 "$out/advance.bt")"
+	grep '^advance_ns ' "$out/advance.bt" | cut -d' ' -f2 | sort -n >"$out/advance.txt"
+	n=$(wc -l <"$out/advance.txt")
+	[ "$n" -gt 0 ] || die "no timekeeping_advance() return seen in 2 s"
+	p50=$(sed -n "$(((n + 1) / 2))p" "$out/advance.txt")
+	hold=$(((p50 + 999) / 1000))
+	echo "$prog: timekeeping_advance() p50 ${p50} ns over $n ticks: the long section holds ${hold} us"
+	: >"$out/window.txt"
+	for h in 0 "$hold"; do
+		echo "$prog: frlock_bench test=window hold_us=$h period_us=4000 readers=2 clock=clocksource duration_ms=$size"
+		dmesg -c >/dev/null
+		modprobe frlock_bench test=window hold_us="$h" period_us=4000 readers=2 clock=clocksource \
+			duration_ms="$size" rounds=1 2>"$out/modprobe.err" ||
+			die "modprobe frlock_bench: $(cat "$out/modprobe.err"; dmesg | grep frlock_bench | tail -1)"
+		rmmod frlock_bench
+		dmesg | sed -n 's/.*frlock_bench: \(window\) /bench \1 /p' >>"$out/window.txt"
+	done
+	[ "$(grep -c '^bench window' "$out/window.txt")" -eq 8 ] || die "frlock_bench printed $(grep -c '^bench window' "$out/window.txt") window lines, not 8"
 	;;
 paths)
 	ev=/sys/kernel/tracing/events/seqcount
