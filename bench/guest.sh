@@ -3,7 +3,7 @@
 # booted kernel and prints one "bench KIND key=value..." line per figure,
 # which bench/report turns into the table and the JSON.
 #
-# usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS	frlock_bench: read, lockout, write
+# usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS	frlock_bench: read, lockout, window, write
 #        guest.sh gtod KERNEL SECONDS RUN		gettimeofday(2) calls/s, 2 threads
 #        guest.sh tracing SECONDS PAIRS		the same, nothing attached against
 #							each tracer attached, PAIRS times
@@ -23,7 +23,7 @@ frlock_bench() {
 	modprobe frlock_bench "$@" 2>"$tmp/modprobe.err" ||
 		die "modprobe frlock_bench $*: $(cat "$tmp/modprobe.err"; dmesg | grep frlock_bench | tail -1)"
 	rmmod frlock_bench
-	dmesg | sed -n 's/.*frlock_bench: \(read\|lockout\|write\) /bench \1 /p' | sed "s/\$/ $EXTRA/"
+	dmesg | sed -n 's/.*frlock_bench: \(read\|lockout\|write\|window\) /bench \1 /p' | sed "s/\$/ $EXTRA/"
 }
 
 # gtod_rate SECONDS: total gettimeofday(2) calls per second on 2 threads.
@@ -84,6 +84,15 @@ locks)
 	done
 	for r in 0 1 2; do
 		EXTRA= frlock_bench test=lockout readers=$r duration_ms="$4"
+	done
+	# Readers that arrive mid-write: sections held 1, 10 and 100 us longer
+	# than the copy, with the clock read from the CPU's counter and from
+	# the clocksource (the HPET under TCG without tsc=reliable).
+	for clock in cycles clocksource; do
+		for hold in 1 10 100; do
+			EXTRA= frlock_bench test=window hold_us=$hold period_us=4000 readers=2 \
+				clock=$clock duration_ms="$4" rounds=1
+		done
 	done
 	# Write sections, events off and on, interleaved: the difference is
 	# the price of two tracepoint hits.

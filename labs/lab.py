@@ -583,27 +583,13 @@ def lab_write_window(d):
         raise LabError("%s: no timekeeping_advance() durations (%s)" % (adv_path, e))
     if not adv:
         raise LabError("%s is empty" % adv_path)
-    rows = [r for r in bench_report.parse(os.path.join(d, "window.txt")) if r["kind"] == "window"]
-    res = {}
-    for r in rows:
-        res.setdefault(r["lock"], {}).setdefault(r["hold_us"], {})[r["writer"]] = r
-    holds = sorted({r["hold_us"] for r in rows})
+    win = bench_report.window(bench_report.parse(os.path.join(d, "window.txt")))
+    holds = sorted(win.get("clocksource", {}))
     locks = ("frlock", "seqcount")
-    if len(holds) != 2 or any(set(res.get(lk, {}).get(h, {})) != {"on", "off"}
-                              for lk in locks for h in holds):
-        raise LabError("%s: want each lock with two hold times, writer off and on" % d)
+    if len(holds) != 2 or any(set(win["clocksource"][h]) != set(locks) for h in holds):
+        raise LabError("%s: want frlock and seqcount with two hold times, writer off and on" % d)
     short, long_ = holds
-
-    def figures(lk, h):
-        off, on = res[lk][h]["off"], res[lk][h]["on"]
-        writes = max(on["writes"], 1)
-        lost = max(on["ns_per_read"] - off["ns_per_read"], 0) * on["reads"]
-        return {"writes": on["writes"], "reads": on["reads"], "hold_p50": on["hold_p50"],
-                "retry_share": on["retried"] / max(on["reads"], 1),
-                "retries_per_write": on["retries"] / writes,
-                "lost_per_write_ns": lost / writes,
-                "ns_per_read_off": off["ns_per_read"], "ns_per_read_on": on["ns_per_read"]}
-    fig = {lk: {h: figures(lk, h) for h in holds} for lk in locks}
+    fig = {lk: {h: win["clocksource"][h][lk] for h in holds} for lk in locks}
     table = [["lock", "section", "held (p50)", "writes", "reads that retried",
               "clock reads wasted per write", "reader time lost per write", "ns per read (no writer)"]]
     for lk in locks:
