@@ -8,12 +8,15 @@ REPO=/opt/frlock
 
 # --- The events and their format ------------------------------------------
 
-for ev in frlock_write_begin frlock_write_end frlock_read_retry frlock_read_done; do
-	check "tracefs has frlock:$ev" test -r "$E/$ev/format"
+for ev in frlock:frlock_write_begin frlock:frlock_write_end frlock:frlock_read_retry \
+	frlock:frlock_read_done seqcount:seqcount_write_begin seqcount:seqcount_write_end \
+	seqcount:seqcount_read_retry seqcount:seqcount_read_wait; do
+	f=$T/events/${ev%%:*}/${ev#*:}/format
+	check "tracefs has $ev" test -r "$f"
 	# The ID depends on the kernel build; every other line is the contract.
-	sed '/^ID:/d' "$E/$ev/format" >"$tmp/$ev.format" 2>/dev/null
-	check "frlock:$ev format matches tracepoints/format/$ev" \
-		diff -u "$REPO/tracepoints/format/$ev" "$tmp/$ev.format"
+	sed '/^ID:/d' "$f" >"$tmp/${ev#*:}.format" 2>/dev/null
+	check "$ev format matches tracepoints/format/${ev#*:}" \
+		diff -u "$REPO/tracepoints/format/${ev#*:}" "$tmp/${ev#*:}.format"
 done
 
 # --- KUnit ----------------------------------------------------------------
