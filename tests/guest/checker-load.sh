@@ -1,7 +1,9 @@
 #!/bin/sh
 # The checks a checker kernel (lockdep, KCSAN) runs: the KUnit suite, then
 # the main job's load (gettimeofday(2) on every CPU with adjtimex writers)
-# with a bpftrace tool attached. The host reads the console for reports.
+# with a bpftrace tool attached, then recursion.sh (time-reading probes on
+# every frlock and seqcount event under that load and a rename load). The
+# host reads the console for reports.
 #
 # usage: checker-load.sh SECONDS
 . "$(dirname "$0")/lib.sh"
@@ -22,3 +24,8 @@ traced_load "$1" 200 /opt/frlock/bpf/frlock-hold.bt 5
 	not_ok "gettimeofday load ran (exit $load_rc: $(tail -2 "$tmp/load.out"))"
 grep -q 'tk_core' "$tmp/bt.out" && ok "frlock-hold.bt traced tk_core.lock under the load" ||
 	not_ok "frlock-hold.bt traced tk_core.lock (exit $bt_rc: $(tail -2 "$tmp/bt.out"))"
+
+# Probes that read the time on every frlock and seqcount event, under the
+# gettimeofday load and renames against path lookups: the checker sees the
+# seqcount events' out-of-line calls from every kind of caller.
+"$(dirname "$0")/recursion.sh" "$1"
