@@ -25,6 +25,11 @@ for lock in ("rwlock", "frlock", "seqlock"):
     got = sorted(r["lockout"].get(lock, {}))
     if got != ["0", "1", "2"]:
         problems.append(f"lockout {lock}: readers {got}")
+for clock in ("cycles", "clocksource"):
+    for hold in ("1", "10", "100"):
+        got = sorted(r.get("window", {}).get(clock, {}).get(hold, {}))
+        if got != ["frlock", "seqcount"]:
+            problems.append(f"mid-write readers, {clock}, {hold} us: {got}")
 for mode in ("ftrace", "frlockstat", "bpftrace"):
     if mode not in r["write"]:
         problems.append(f"tracepoint cost with {mode}")
@@ -39,7 +44,7 @@ print("\n".join(problems) or "every part present")
 sys.exit(1 if problems else 0)
 PY
 }
-check "bench smoke: report has read cost, lockout, tracepoint cost, tracer overhead and goals" \
+check "bench smoke: report has read cost, lockout, mid-write readers, tracepoint cost, tracer overhead and goals" \
 	bench_complete
 check "bench smoke: results folder complete, no .partial left" \
 	bash -c "test -s '$bench_out/bench.txt' && test ! -e '$bench_out.partial'"
