@@ -12,8 +12,16 @@
 #include "frlockstat.h"
 
 /* Set by userspace before load. */
-const volatile char targ_name[NAME_LEN] = {};
+const volatile char targ_name[NAME_LEN] = {};	/* -L NAME: the event's name */
+const volatile __u64 targ_lock = 0;		/* -L 0xADDR or a symbol's address */
+const volatile __u32 targ_kind = 0;		/* -k: enum lock_kind, 0 for both */
 const volatile bool per_caller = false;
+/* The kernel's static data (_sdata.._end): seqcounts there have a symbol. */
+const volatile __u64 data_start = 0;
+const volatile __u64 data_end = 0;
+
+/* Events lost because a map was full: userspace reports them. */
+__u64 drops = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -22,13 +30,21 @@ struct {
 	__type(value, struct lock_stat);
 } stats SEC(".maps");
 
-/* Write section start per lock: writers of one lock are serialized. */
+/* Write section start per lock address: writers of one lock are serialized. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_LOCKS);
+	__uint(max_entries, 4096);
 	__type(key, u64);
 	__type(value, u64);
 } write_start SEC(".maps");
+
+/* Recent seqcount writes' sites, for the retries and waits they cause. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct write_key);
+	__type(value, struct write_site);
+} recent_writes SEC(".maps");
 
 /* Time of a task's first retry of its current read, per lock. */
 struct read_key {
@@ -51,16 +67,25 @@ struct {
 	__type(value, struct caller_stat);
 } callers SEC(".maps");
 
+/*
+ * With a filter, the instances it left out, so that a -L that matches
+ * nothing can say what there is: key as in stats, value the name.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_LOCKS);
+	__type(key, u64);
+	__type(value, struct lock_stat);
+} seen SEC(".maps");
+
 static struct lock_stat zero_stat;
 
-static __always_inline bool name_matches(const char *name)
+static __always_inline bool name_is(const char *name, const volatile char *want)
 {
 	int i;
 
-	if (!targ_name[0])
-		return true;
 	for (i = 0; i < NAME_LEN; i++) {
-		if (name[i] != targ_name[i])
+		if (name[i] != want[i])
 			return false;
 		if (!name[i])
 			return true;
@@ -68,27 +93,70 @@ static __always_inline bool name_matches(const char *name)
 	return true;
 }
 
-/*
- * The lock's stats, created with its name on first sight; NULL if filtered.
- * The name is the event's argument: a string constant the frlock API made
- * from the expression its user passed ("tk_core.lock").
- */
-static __always_inline struct lock_stat *lock_stat_of(const void *fl, const char *lname)
+/* FNV-1a of a name; odd, so it is never a (4-byte aligned) lock's address. */
+static __always_inline u64 class_key(const char *name)
 {
-	u64 key = (u64)fl;
-	struct lock_stat *st;
-	char name[NAME_LEN];
+	u64 h = 0xcbf29ce484222325ULL;
+	int i;
 
+	for (i = 0; i < NAME_LEN; i++) {
+		if (!name[i])
+			break;
+		h = (h ^ (u8)name[i]) * 0x100000001b3ULL;
+	}
+	return h | 1;
+}
+
+/*
+ * The instance's stats, created with its name on first sight; NULL if a
+ * filter leaves it out. The name is the event's argument: a string
+ * constant the lock API made from the expression its user passed
+ * ("tk_core.lock", "rename_lock", "d_seq").
+ */
+static __always_inline struct lock_stat *instance_of(const void *lock, const char *lname,
+						     u32 kind, u64 *keyp)
+{
+	bool is_class = kind == KIND_SEQCOUNT &&
+			((u64)lock < data_start || (u64)lock >= data_end);
+	char name[NAME_LEN] = {};
+	struct lock_stat *st;
+	u64 key;
+
+	bpf_probe_read_kernel_str(name, sizeof(name), lname);
+	key = is_class ? class_key(name) : (u64)lock;
+	*keyp = key;
 	st = bpf_map_lookup_elem(&stats, &key);
 	if (st)
 		return st;
-	bpf_probe_read_kernel_str(name, sizeof(name), lname);
-	if (!name_matches(name))
+	if ((targ_kind && kind != targ_kind) ||
+	    (targ_lock && (u64)lock != targ_lock) ||
+	    (targ_name[0] && !name_is(name, targ_name))) {
+		if (!bpf_map_lookup_elem(&seen, &key)) {
+			struct lock_stat *sn;
+
+			bpf_map_update_elem(&seen, &key, &zero_stat, BPF_NOEXIST);
+			sn = bpf_map_lookup_elem(&seen, &key);
+			if (sn) {
+				__builtin_memcpy(sn->name, name, sizeof(name));
+				sn->kind = kind;
+				sn->is_class = is_class;
+				sn->lock = (u64)lock;
+			}
+		}
 		return NULL;
-	bpf_map_update_elem(&stats, &key, &zero_stat, BPF_NOEXIST);
+	}
+	if (bpf_map_update_elem(&stats, &key, &zero_stat, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&stats, &key)) {
+		__sync_fetch_and_add(&drops, 1);
+		return NULL;
+	}
 	st = bpf_map_lookup_elem(&stats, &key);
-	if (st)
+	if (st) {
 		__builtin_memcpy(st->name, name, sizeof(name));
+		st->kind = kind;
+		st->is_class = is_class;
+		st->lock = (u64)lock;
+	}
 	return st;
 }
 
@@ -142,68 +210,79 @@ static __always_inline u64 caller_of(void *ctx, unsigned long caller)
 	return 0;
 }
 
-static __always_inline void caller_add(void *ctx, const void *fl, unsigned long caller,
-				       unsigned int kind, u64 ns)
+static __always_inline void caller_count(struct caller_key *key, u64 ns)
 {
-	struct caller_key key = { .lock = (u64)fl, .caller = caller, .kind = kind };
 	static const struct caller_stat zero;
 	struct caller_stat *cs;
 
-	if (!per_caller)
+	cs = bpf_map_lookup_or_try_init(&callers, key, &zero);
+	if (!cs) {
+		__sync_fetch_and_add(&drops, 1);
 		return;
-	key.parent = caller_of(ctx, caller);
-	cs = bpf_map_lookup_or_try_init(&callers, &key, &zero);
-	if (!cs)
-		return;
+	}
 	__sync_fetch_and_add(&cs->count, 1);
 	__sync_fetch_and_add(&cs->total_ns, ns);
 }
 
-static __always_inline int on_write_begin(const void *fl, const char *name)
+static __always_inline void caller_add(void *ctx, u64 key, unsigned long caller,
+				       unsigned int kind, u64 ns)
 {
-	u64 key = (u64)fl, now = bpf_ktime_get_ns();
+	struct caller_key ck = { .lock = key, .caller = caller, .kind = kind };
 
-	if (!lock_stat_of(fl, name))
+	if (!per_caller)
+		return;
+	ck.parent = caller_of(ctx, caller);
+	caller_count(&ck, ns);
+}
+
+static __always_inline int on_write_begin(const void *fl, const char *name, u32 kind)
+{
+	u64 key, lock = (u64)fl, now = bpf_ktime_get_ns();
+
+	if (!instance_of(fl, name, kind, &key))
 		return 0;
-	bpf_map_update_elem(&write_start, &key, &now, BPF_ANY);
+	if (bpf_map_update_elem(&write_start, &lock, &now, BPF_ANY))
+		__sync_fetch_and_add(&drops, 1);
 	return 0;
 }
 
 static __always_inline int on_write_end(void *ctx, const void *fl, const char *name,
-					unsigned long caller)
+					unsigned long caller, u32 kind)
 {
-	u64 key = (u64)fl, *start, ns;
+	u64 key, lock = (u64)fl, *start, ns;
 	struct lock_stat *st;
 
-	start = bpf_map_lookup_elem(&write_start, &key);
+	start = bpf_map_lookup_elem(&write_start, &lock);
 	if (!start)
 		return 0;	/* began before we attached */
 	ns = bpf_ktime_get_ns() - *start;
-	bpf_map_delete_elem(&write_start, &key);
-	st = lock_stat_of(fl, name);
+	bpf_map_delete_elem(&write_start, &lock);
+	st = instance_of(fl, name, kind, &key);
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->writes, 1);
 	hist_add(&st->hold_ns, ns);
 	__sync_fetch_and_add(&st->hold_ns_sum, ns);
-	caller_add(ctx, fl, caller, CALLER_WRITE, ns);
+	caller_add(ctx, key, caller, CALLER_WRITE, ns);
 	return 0;
 }
 
 static __always_inline int on_read_retry(void *ctx, const void *fl, const char *name,
 					 unsigned int retries, unsigned long caller)
 {
-	struct read_key key = { .lock = (u64)fl, .pid = (u32)bpf_get_current_pid_tgid() };
-	struct lock_stat *st = lock_stat_of(fl, name);
-	u64 now;
+	struct read_key rk = { .lock = (u64)fl, .pid = (u32)bpf_get_current_pid_tgid() };
+	struct lock_stat *st;
+	u64 now, key;
 
+	st = instance_of(fl, name, KIND_FRLOCK, &key);
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->retries, 1);
-	caller_add(ctx, fl, caller, CALLER_RETRY, 0);
+	caller_add(ctx, key, caller, CALLER_RETRY, 0);
 	if (retries == 1) {
 		now = bpf_ktime_get_ns();
-		bpf_map_update_elem(&read_start, &key, &now, BPF_ANY);
+		if (bpf_map_update_elem(&read_start, &rk, &now, BPF_ANY))
+			__sync_fetch_and_add(&drops, 1);
 	}
 	return 0;
 }
@@ -211,80 +290,149 @@ static __always_inline int on_read_retry(void *ctx, const void *fl, const char *
 static __always_inline int on_read_done(void *ctx, const void *fl, const char *name,
 					unsigned int retries, unsigned long caller)
 {
-	struct read_key key = { .lock = (u64)fl, .pid = (u32)bpf_get_current_pid_tgid() };
-	struct lock_stat *st = lock_stat_of(fl, name);
-	u64 *start, lost = 0;
+	struct read_key rk = { .lock = (u64)fl, .pid = (u32)bpf_get_current_pid_tgid() };
+	struct lock_stat *st;
+	u64 *start, lost = 0, key;
 
+	st = instance_of(fl, name, KIND_FRLOCK, &key);
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->retried_reads, 1);
 	hist_add(&st->retries_per_read, retries);
-	start = bpf_map_lookup_elem(&read_start, &key);
+	start = bpf_map_lookup_elem(&read_start, &rk);
 	if (start) {
 		lost = bpf_ktime_get_ns() - *start;
 		hist_add(&st->lost_ns, lost);
 		__sync_fetch_and_add(&st->lost_ns_sum, lost);
-		bpf_map_delete_elem(&read_start, &key);
+		bpf_map_delete_elem(&read_start, &rk);
 	}
-	caller_add(ctx, fl, caller, CALLER_READ, lost);
+	caller_add(ctx, key, caller, CALLER_READ, lost);
 	return 0;
 }
 
-SEC("tp_btf/frlock_write_begin")
-int BPF_PROG(tp_btf_write_begin, const frcount_t *fc, const char *name,
-	     unsigned int seq, unsigned long caller)
+/*
+ * seqcount: the write's site is kept per (lock, seq), so that a retry,
+ * which carries the count its read started from, finds the write that
+ * opened at that count: the one that made it fail.
+ */
+static __always_inline int sc_write_begin(void *ctx, const void *fl, const char *name,
+					  unsigned int seq, unsigned long caller)
 {
-	return on_write_begin(fc, name);
+	struct write_key wk = { .lock = (u64)fl, .seq = seq };
+	struct write_site ws = { .caller = caller, .begin_ns = bpf_ktime_get_ns() };
+	u64 key, lock = (u64)fl;
+
+	if (!instance_of(fl, name, KIND_SEQCOUNT, &key))
+		return 0;
+	if (per_caller)
+		ws.parent = caller_of(ctx, caller);
+	bpf_map_update_elem(&recent_writes, &wk, &ws, BPF_ANY);
+	if (bpf_map_update_elem(&write_start, &lock, &ws.begin_ns, BPF_ANY))
+		__sync_fetch_and_add(&drops, 1);
+	return 0;
 }
 
-SEC("tp_btf/frlock_write_end")
-int BPF_PROG(tp_btf_write_end, const frcount_t *fc, const char *name,
-	     unsigned int seq, unsigned long caller)
+/* Count @kind for the writer site of the write that opened at @seq. */
+static __always_inline bool sc_join(u64 key, const void *fl, unsigned int seq,
+				    unsigned int kind)
 {
-	return on_write_end(ctx, fc, name, caller);
+	struct write_key wk = { .lock = (u64)fl, .seq = seq };
+	struct write_site *ws = bpf_map_lookup_elem(&recent_writes, &wk);
+	struct caller_key ck = { .lock = key, .kind = kind };
+
+	if (!ws)
+		return false;
+	if (per_caller) {
+		ck.caller = ws->caller;
+		ck.parent = ws->parent;
+		caller_count(&ck, bpf_ktime_get_ns() - ws->begin_ns);
+	}
+	return true;
 }
 
-SEC("tp_btf/frlock_read_retry")
-int BPF_PROG(tp_btf_read_retry, const frcount_t *fc, const char *name,
-	     unsigned int retries, unsigned long caller)
+static __always_inline int sc_read_retry(void *ctx, const void *fl, const char *name,
+					 unsigned int start, unsigned long caller)
 {
-	return on_read_retry(ctx, fc, name, retries, caller);
+	struct lock_stat *st;
+	u64 key;
+
+	st = instance_of(fl, name, KIND_SEQCOUNT, &key);
+	if (!st)
+		return 0;
+	__sync_fetch_and_add(&st->retries, 1);
+	caller_add(ctx, key, caller, CALLER_RETRY, 0);
+	if (sc_join(key, fl, start & ~1U, CALLER_CAUSED))
+		__sync_fetch_and_add(&st->joined, 1);
+	return 0;
 }
 
-SEC("tp_btf/frlock_read_done")
-int BPF_PROG(tp_btf_read_done, const frcount_t *fc, const char *name,
-	     unsigned int retries, unsigned long caller)
+static __always_inline int sc_read_wait(void *ctx, const void *fl, const char *name,
+					unsigned int seq, unsigned long caller)
 {
-	return on_read_done(ctx, fc, name, retries, caller);
+	struct lock_stat *st;
+	u64 key;
+
+	st = instance_of(fl, name, KIND_SEQCOUNT, &key);
+	if (!st)
+		return 0;
+	__sync_fetch_and_add(&st->waits, 1);
+	caller_add(ctx, key, caller, CALLER_WAIT, 0);
+	sc_join(key, fl, seq - 1, CALLER_CAUSED_WAIT);
+	return 0;
 }
 
-/* Fallbacks for kernels that cannot attach tp_btf programs. */
-SEC("raw_tp/frlock_write_begin")
-int BPF_PROG(raw_tp_write_begin, const frcount_t *fc, const char *name,
-	     unsigned int seq, unsigned long caller)
-{
-	return on_write_begin(fc, name);
+#define FRLOCK_PROGS(type)							\
+SEC(#type "/frlock_write_begin")						\
+int BPF_PROG(type##_write_begin, const frcount_t *fc, const char *name,		\
+	     unsigned int seq, unsigned long caller)				\
+{										\
+	return on_write_begin(fc, name, KIND_FRLOCK);				\
+}										\
+SEC(#type "/frlock_write_end")							\
+int BPF_PROG(type##_write_end, const frcount_t *fc, const char *name,		\
+	     unsigned int seq, unsigned long caller)				\
+{										\
+	return on_write_end(ctx, fc, name, caller, KIND_FRLOCK);		\
+}										\
+SEC(#type "/frlock_read_retry")							\
+int BPF_PROG(type##_read_retry, const frcount_t *fc, const char *name,		\
+	     unsigned int retries, unsigned long caller)			\
+{										\
+	return on_read_retry(ctx, fc, name, retries, caller);			\
+}										\
+SEC(#type "/frlock_read_done")							\
+int BPF_PROG(type##_read_done, const frcount_t *fc, const char *name,		\
+	     unsigned int retries, unsigned long caller)			\
+{										\
+	return on_read_done(ctx, fc, name, retries, caller);			\
+}										\
+SEC(#type "/seqcount_write_begin")						\
+int BPF_PROG(type##_sc_write_begin, const seqcount_t *s, const char *name,	\
+	     unsigned int seq, unsigned long caller)				\
+{										\
+	return sc_write_begin(ctx, s, name, seq, caller);			\
+}										\
+SEC(#type "/seqcount_write_end")						\
+int BPF_PROG(type##_sc_write_end, const seqcount_t *s, const char *name,	\
+	     unsigned int seq, unsigned long caller)				\
+{										\
+	return on_write_end(ctx, s, name, caller, KIND_SEQCOUNT);		\
+}										\
+SEC(#type "/seqcount_read_retry")						\
+int BPF_PROG(type##_sc_read_retry, const seqcount_t *s, const char *name,	\
+	     unsigned int seq, unsigned long caller)				\
+{										\
+	return sc_read_retry(ctx, s, name, seq, caller);			\
+}										\
+SEC(#type "/seqcount_read_wait")						\
+int BPF_PROG(type##_sc_read_wait, const seqcount_t *s, const char *name,	\
+	     unsigned int seq, unsigned long caller)				\
+{										\
+	return sc_read_wait(ctx, s, name, seq, caller);				\
 }
 
-SEC("raw_tp/frlock_write_end")
-int BPF_PROG(raw_tp_write_end, const frcount_t *fc, const char *name,
-	     unsigned int seq, unsigned long caller)
-{
-	return on_write_end(ctx, fc, name, caller);
-}
-
-SEC("raw_tp/frlock_read_retry")
-int BPF_PROG(raw_tp_read_retry, const frcount_t *fc, const char *name,
-	     unsigned int retries, unsigned long caller)
-{
-	return on_read_retry(ctx, fc, name, retries, caller);
-}
-
-SEC("raw_tp/frlock_read_done")
-int BPF_PROG(raw_tp_read_done, const frcount_t *fc, const char *name,
-	     unsigned int retries, unsigned long caller)
-{
-	return on_read_done(ctx, fc, name, retries, caller);
-}
+/* tp_btf, and raw_tp for kernels that cannot attach tp_btf programs. */
+FRLOCK_PROGS(tp_btf)
+FRLOCK_PROGS(raw_tp)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * frlockstat	Per-lock histograms of frlock writer hold times, retries per
- *		read and the time readers lose to retries.
+ * frlockstat	Every sequence lock of the kernel, frlock and seqcount alike:
+ *		writes, writer hold times, read retries and waits, the time
+ *		frlock readers lose, and which writers caused the retries.
  *
- * Reads the frlock tracepoints of the frlock kernel (tp_btf, or raw_tp
- * where tp_btf cannot attach). The BPF maps hold running totals since it
- * attached and are never cleared; each interval prints the difference
- * between two reads of them (no event is lost between a print and a
- * clear), with the p50, p99 and max bucket of each histogram, and in JSON
- * the running totals too. Overhead: one short BPF program per write
- * section begin and end, per retry and per retried read; reads that do not
- * retry cost nothing (make bench measures it).
+ * Reads the frlock and seqcount tracepoints of the frlock series (tp_btf,
+ * or raw_tp where tp_btf cannot attach). An frlock, or a seqcount in the
+ * kernel's static data, is one row, named by its symbol (rename_lock,
+ * jiffies_seq); seqcounts embedded in objects are one row per name (every
+ * dentry's d_seq). The BPF maps hold running totals since it attached and
+ * are never cleared; each interval prints the difference between two
+ * reads of them, as a table sorted by retries, or with -H each instance's
+ * histograms, and in JSON the running totals too. Overhead: one short BPF
+ * program per write section begin and end, per retry, per retried frlock
+ * read and per seqcount reader that waits; reads that neither retry nor
+ * wait cost nothing (make bench measures it). With -c, each of those
+ * programs also walks the stack for the caller's caller.
  */
 #include <argp.h>
 #include <ctype.h>
@@ -33,6 +38,9 @@
 
 static struct env {
 	char *name;
+	unsigned long long lock;	/* -L 0xADDR, or the symbol NAME's address */
+	unsigned int kind;		/* -k: enum lock_kind, 0 for both */
+	bool hist;			/* -H */
 	char *prom;
 	bool per_caller;
 	bool json;
@@ -55,21 +63,29 @@ static struct textfile *textfile;	/* -P */
 
 const char *argp_program_version = "frlockstat 0.1";
 static const char argp_doc[] =
-"Summarize frlock writer hold times and reader retries, per lock.\n"
+"Every sequence lock, frlock and seqcount: writes, hold times, retries,\n"
+"waits, and which writers caused the retries.\n"
 "\n"
-"USAGE: frlockstat [-h] [-L NAME] [-c] [-j] [-T] [-P FILE] [interval] [count]\n"
+"USAGE: frlockstat [-h] [-L NAME] [-k KIND] [-c] [-H] [-j] [-T] [-P FILE] [interval] [count]\n"
 "\n"
 "EXAMPLES:\n"
 "    frlockstat                 # summarize until Ctrl-C\n"
 "    frlockstat 1 10            # print every second, 10 times\n"
 "    frlockstat -L tk_core.lock # only timekeeping's frlock\n"
-"    frlockstat -c 5            # also writer and retry call sites, and their callers\n"
+"    frlockstat -L rename_lock  # one lock, by its symbol (or -L 0xADDR)\n"
+"    frlockstat -L d_seq        # every dentry's seqcount, as one row\n"
+"    frlockstat -k seqcount     # seqcount_t and seqlock_t only\n"
+"    frlockstat -c 5            # also call sites and their callers, and the\n"
+"                               # writer sites that caused seqcount retries\n"
+"    frlockstat -H 1            # each lock's histograms instead of the table\n"
 "    frlockstat -j 1            # one JSON object per lock per second\n"
 "    frlockstat -c -P /var/lib/prometheus/node-exporter/frlock.prom 15\n"
 "                               # for node_exporter's textfile collector\n";
 
 static const struct argp_option opts[] = {
-	{ "lock", 'L', "NAME", 0, "Trace only the frlock with this name", 0 },
+	{ "lock", 'L', "NAME", 0, "Trace only this lock: a name, a symbol or 0xADDR", 0 },
+	{ "kind", 'k', "KIND", 0, "Trace only frlock or seqcount locks", 0 },
+	{ "hist", 'H', NULL, 0, "Print each lock's histograms instead of the table", 0 },
 	{ "caller", 'c', NULL, 0, "Also list writer and retry call sites and their callers", 0 },
 	{ "json", 'j', NULL, 0, "Print NDJSON: one object per lock per interval", 0 },
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0 },
@@ -91,7 +107,7 @@ bad_usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("\nusage: frlockstat [-h] [-L NAME] [-c] [-j] [-T] [-P FILE] [-r] [-v] [interval] [count]\n",
+	fputs("\nusage: frlockstat [-h] [-L NAME] [-k frlock|seqcount] [-c] [-H] [-j] [-T] [-P FILE] [-r] [-v] [interval] [count]\n",
 	      stderr);
 	exit(2);
 }
@@ -172,6 +188,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				  arg, NAME_LEN - 1);
 		env.name = arg;
 		break;
+	case 'k':
+		if (!strcmp(arg, "frlock"))
+			env.kind = KIND_FRLOCK;
+		else if (!strcmp(arg, "seqcount"))
+			env.kind = KIND_SEQCOUNT;
+		else
+			bad_usage("unknown kind '%s' (want frlock or seqcount)", arg);
+		break;
+	case 'H':
+		env.hist = true;
+		break;
 	case 'c':
 		env.per_caller = true;
 		break;
@@ -227,18 +254,21 @@ static void sig_handler(int sig)
 }
 
 /* The frlock kernel's BTF has a btf_trace_ typedef for each tracepoint. */
-static bool kernel_has_frlock_tracepoints(void)
+static bool kernel_has_tracepoint(const char *name)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
+	char type[64];
 	bool found;
 
 	if (!btf)
 		return false;
-	found = btf__find_by_name_kind(btf, "btf_trace_frlock_write_begin",
-				       BTF_KIND_TYPEDEF) > 0;
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	found = btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
 	btf__free(btf);
 	return found;
 }
+
+static bool has_seqcount;	/* the kernel has the seqcount events (patch 4) */
 
 static void set_program_kind(struct frlockstat_bpf *obj, bool raw_tp)
 {
@@ -247,10 +277,15 @@ static void set_program_kind(struct frlockstat_bpf *obj, bool raw_tp)
 	bpf_object__for_each_program(prog, obj->obj) {
 		const char *sec = bpf_program__section_name(prog);
 		bool is_raw = !strncmp(sec, "raw_tp/", 7);
+		bool is_seqcount = strstr(sec, "/seqcount_") != NULL;
 
-		bpf_program__set_autoload(prog, is_raw == raw_tp);
+		bpf_program__set_autoload(prog, is_raw == raw_tp &&
+					  (!is_seqcount || has_seqcount));
 	}
 }
+
+/* The kernel's static data, where a seqcount has a symbol to name it. */
+static unsigned long long data_start, data_end;
 
 static struct frlockstat_bpf *open_and_load(bool raw_tp)
 {
@@ -262,9 +297,13 @@ static struct frlockstat_bpf *open_and_load(bool raw_tp)
 		fprintf(stderr, "frlockstat: failed to open BPF object\n");
 		return NULL;
 	}
-	if (env.name)
+	if (env.name && !env.lock)
 		strncpy((char *)obj->rodata->targ_name, env.name, NAME_LEN - 1);
+	obj->rodata->targ_lock = env.lock;
+	obj->rodata->targ_kind = env.kind;
 	obj->rodata->per_caller = env.per_caller;
+	obj->rodata->data_start = data_start;
+	obj->rodata->data_end = data_end;
 	set_program_kind(obj, raw_tp);
 	err = frlockstat_bpf__load(obj);
 	if (err) {
@@ -325,6 +364,8 @@ static void lock_delta(unsigned long long key, const struct lock_stat *cur,
 	d->writes = cur->writes - p->st.writes;
 	d->retried_reads = cur->retried_reads - p->st.retried_reads;
 	d->retries = cur->retries - p->st.retries;
+	d->waits = cur->waits - p->st.waits;
+	d->joined = cur->joined - p->st.joined;
 	hist_sub(&d->hold_ns, &cur->hold_ns, &p->st.hold_ns);
 	hist_sub(&d->retries_per_read, &cur->retries_per_read, &p->st.retries_per_read);
 	hist_sub(&d->lost_ns, &cur->lost_ns, &p->st.lost_ns);
@@ -353,7 +394,24 @@ static void caller_delta(const struct caller_key *key, const struct caller_stat 
 	p->cs = *cur;
 }
 
-static const char *const caller_kinds[NR_CALLER_KINDS] = { "write", "retry", "read" };
+static const char *const caller_kinds[NR_CALLER_KINDS] = {
+	"write", "retry", "read", "wait", "caused", "causedwait",
+};
+
+/* The instance's label: a static seqcount's symbol, else the event's name. */
+static const char *label_of(const struct lock_stat *st, const struct ksyms *ksyms,
+			    char *buf, size_t len)
+{
+	size_t n;
+
+	if (st->kind != KIND_SEQCOUNT || st->is_class || !ksyms)
+		return st->name;
+	ksyms__format(ksyms, st->lock, buf, len);
+	n = strlen(buf);
+	if (n > 4 && !strcmp(buf + n - 4, "+0x0"))
+		buf[n - 4] = '\0';
+	return buf;
+}
 
 static void print_callers(struct frlockstat_bpf *obj, unsigned long long lock,
 			  const char *name, const struct ksyms *ksyms)
@@ -389,11 +447,11 @@ static void print_callers(struct frlockstat_bpf *obj, unsigned long long lock,
 			continue;
 		}
 		if (!header) {
-			printf("  %-5s %-26s %-26s %8s %9s\n", "KIND", "CALLER", "FROM",
+			printf("  %-10s %-30s %-30s %8s %9s\n", "SITE", "CALLER", "FROM",
 			       "COUNT", "AVG_NS");
 			header = true;
 		}
-		printf("  %-5s %-26.26s %-26.26s %8llu %9llu\n", kind, sym, from,
+		printf("  %-10s %-30.30s %-30.30s %8llu %9llu\n", kind, sym, from,
 		       d.count, d.count ? d.total_ns / d.count : 0);
 	}
 }
@@ -474,16 +532,163 @@ static void print_interval_start(void)
 	clock_gettime(CLOCK_MONOTONIC, &last_print);
 }
 
+/* One instance in an interval: its key, totals, differences and label. */
+struct row {
+	unsigned long long key;
+	struct lock_stat st, d;
+	char label[128];
+};
+
+static struct row rows[MAX_LOCKS];
+static bool matched;		/* some instance passed the filters */
+static unsigned long long drops_reported;
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->d.retries != y->d.retries)
+		return x->d.retries < y->d.retries ? 1 : -1;
+	if (x->d.writes != y->d.writes)
+		return x->d.writes < y->d.writes ? 1 : -1;
+	return strcmp(x->label, y->label);
+}
+
+static const char *kind_name(unsigned int kind)
+{
+	return kind == KIND_SEQCOUNT ? "seqcount" : "frlock";
+}
+
+/* A histogram's bucket bound at @pct as a table cell: "<8K", "=0" or "-". */
+static void print_pct_cell(const struct hist *h, int pct, int width)
+{
+	int slot = hist_percentile(h->slots, MAX_SLOTS, pct);
+	char cell[32];
+	FILE *f;
+
+	if (slot < 0) {
+		printf(" %*s", width, "-");
+		return;
+	}
+	f = fmemopen(cell, sizeof(cell), "w");
+	if (!f)
+		return;
+	fputs(slot < 2 ? "=" : "<", f);
+	print_slot_bound(f, slot < 2 ? (unsigned long long)slot : hist_slot_max(slot) + 1);
+	fclose(f);
+	printf(" %*s", width, cell);
+}
+
+static void print_table(const struct row *r, int n, double dt)
+{
+	printf("%-22s %-8s %9s %7s %7s %7s %9s %9s %9s %7s %7s\n", "LOCK", "KIND", "WRITES/s",
+	       "HOLD50", "HOLD99", "MAX", "RETRIES/s", "WAITS/s", "RETRIED/s", "LOST50",
+	       "LOST99");
+	for (int i = 0; i < n; i++, r++) {
+		bool fr = r->st.kind != KIND_SEQCOUNT;
+
+		printf("%-22.22s %-8s %9.1f", r->label, kind_name(r->st.kind), r->d.writes / dt);
+		print_pct_cell(&r->d.hold_ns, 50, 7);
+		print_pct_cell(&r->d.hold_ns, 99, 7);
+		print_pct_cell(&r->d.hold_ns, 100, 7);
+		printf(" %9.1f", r->d.retries / dt);
+		if (fr)
+			printf(" %9s %9.1f", "-", r->d.retried_reads / dt);
+		else
+			printf(" %9.1f %9s", r->d.waits / dt, "-");
+		if (fr) {
+			print_pct_cell(&r->d.lost_ns, 50, 7);
+			print_pct_cell(&r->d.lost_ns, 99, 7);
+		} else {
+			printf(" %7s %7s", "-", "-");
+		}
+		printf("\n");
+	}
+}
+
+static void print_hists(const struct row *r)
+{
+	printf("lock %s (%s): %llu writes, %llu reads retried (%llu retries)",
+	       r->label, kind_name(r->st.kind), r->d.writes, r->d.retried_reads, r->d.retries);
+	if (r->st.kind == KIND_SEQCOUNT)
+		printf(", %llu waits", r->d.waits);
+	printf("\n writer hold time (ns):\n");
+	print_log2_hist(stdout, r->d.hold_ns.slots, MAX_SLOTS, "hold");
+	print_text_pct(&r->d.hold_ns);
+	if (r->st.kind == KIND_SEQCOUNT)
+		return;		/* seqcount readers keep no per-read state */
+	printf(" retries per retried read:\n");
+	print_log2_hist(stdout, r->d.retries_per_read.slots, MAX_SLOTS, "retry");
+	print_text_pct(&r->d.retries_per_read);
+	printf(" time lost to retries per read (ns, first retry to success):\n");
+	print_log2_hist(stdout, r->d.lost_ns.slots, MAX_SLOTS, "retry");
+	print_text_pct(&r->d.lost_ns);
+}
+
+static void print_json(const struct row *r, const char *ts, const struct timespec *now,
+		       double dt)
+{
+	printf("{\"type\":\"frlockstat\",\"time\":\"%s\",\"ts\":%lld.%03ld,"
+	       "\"interval_s\":%ld,\"dt\":%.3f,\"lock\":\"%s\",\"kind\":\"%s\",\"name\":\"%s\","
+	       "\"class\":%s,\"addr\":\"0x%llx\","
+	       "\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu,\"waits\":%llu,"
+	       "\"retries_joined\":%llu,",
+	       ts, (long long)now->tv_sec, now->tv_nsec / 1000000, env.interval, dt,
+	       r->label, kind_name(r->st.kind), r->st.name, r->st.is_class ? "true" : "false",
+	       r->st.lock, r->d.writes, r->d.retried_reads, r->d.retries, r->d.waits, r->d.joined);
+	printf("\"total\":{\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu,\"waits\":%llu},",
+	       r->st.writes, r->st.retried_reads, r->st.retries, r->st.waits);
+	printf("\"hold_ns\":");
+	print_json_hist(stdout, r->d.hold_ns.slots, MAX_SLOTS);
+	printf(",\"retries_per_read\":");
+	print_json_hist(stdout, r->d.retries_per_read.slots, MAX_SLOTS);
+	printf(",\"lost_ns\":");
+	print_json_hist(stdout, r->d.lost_ns.slots, MAX_SLOTS);
+	print_json_pct("hold_ns", &r->d.hold_ns);
+	print_json_pct("retries_per_read", &r->d.retries_per_read);
+	print_json_pct("lost_ns", &r->d.lost_ns);
+	printf("}\n");
+}
+
+/*
+ * -L NAME that matched nothing: say what there is (the instances the
+ * filters left out), once an interval went by without a match and at the
+ * end, rather than print empty intervals in silence.
+ */
+static void report_unmatched(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
+{
+	int fd = bpf_map__fd(obj->maps.seen);
+	unsigned long long key, next, *prev = NULL;
+	struct lock_stat st;
+	char buf[128], list[1024] = "";
+	size_t len = 0;
+	int n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &st))
+			continue;
+		if (len < sizeof(list) - 1)
+			len += snprintf(list + len, sizeof(list) - len, "%s%s (%s)", n ? ", " : "",
+					label_of(&st, ksyms, buf, sizeof(buf)), kind_name(st.kind));
+		n++;
+	}
+	fprintf(stderr, "frlockstat: no lock matches -L %s%s%s; seen so far: %s\n",
+		env.name, env.kind ? " -k " : "", env.kind ? kind_name(env.kind) : "",
+		n ? list : "none yet");
+}
+
+static bool told;		/* report_unmatched() ran */
+
 static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 {
 	int fd = bpf_map__fd(obj->maps.stats);
-	unsigned long long key, next, *prev = NULL;
-	struct lock_stat st, d;
+	unsigned long long key, next, *prev = NULL, drops;
 	struct timespec now, mono;
 	char ts[32];
-	bool any = false;
+	int n = 0, err;
 	double dt;
-	int err;
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
@@ -491,63 +696,97 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 	dt = (mono.tv_sec - last_print.tv_sec) + (mono.tv_nsec - last_print.tv_nsec) / 1e9;
 	last_print = mono;
 	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now.tv_sec));
-	if (!env.json && env.timestamp)
-		printf("%s\n", ts);
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
+	while (!bpf_map_get_next_key(fd, prev, &next) && n < MAX_LOCKS) {
+		struct row *r = &rows[n];
+		char buf[128];
+
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &st))
+		if (bpf_map_lookup_elem(fd, &key, &r->st))
 			continue;
-		lock_delta(key, &st, &d);
-		any = true;
-		if (textfile)
-			textfile_add_lock(textfile, "frlock", &st);
+		r->key = key;
+		lock_delta(key, &r->st, &r->d);
+		snprintf(r->label, sizeof(r->label), "%s",
+			 label_of(&r->st, ksyms, buf, sizeof(buf)));
+		n++;
+	}
+	qsort(rows, n, sizeof(rows[0]), row_cmp);
+	matched |= n > 0;
+	if (!env.json && env.timestamp)
+		printf("%s\n", ts);
+	if (!env.json && !env.hist && n)
+		print_table(rows, n, dt > 0 ? dt : 1);
+	for (int i = 0; i < n; i++) {
+		struct row *r = &rows[i];
+
+		if (textfile) {
+			struct lock_stat named = r->st;
+
+			snprintf(named.name, sizeof(named.name), "%s", r->label);
+			textfile_add_lock(textfile, kind_name(r->st.kind), &named);
+		}
 		/* In JSON the call sites come first: the lock's line closes them. */
 		if (env.per_caller && env.json)
-			print_callers(obj, key, st.name, ksyms);
-		if (env.json) {
-			printf("{\"type\":\"frlockstat\",\"time\":\"%s\",\"ts\":%lld.%03ld,"
-			       "\"interval_s\":%ld,\"dt\":%.3f,\"lock\":\"%s\",\"addr\":\"0x%llx\","
-			       "\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu,",
-			       ts, (long long)now.tv_sec, now.tv_nsec / 1000000, env.interval,
-			       dt, st.name, key, d.writes, d.retried_reads, d.retries);
-			printf("\"total\":{\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu},",
-			       st.writes, st.retried_reads, st.retries);
-			printf("\"hold_ns\":");
-			print_json_hist(stdout, d.hold_ns.slots, MAX_SLOTS);
-			printf(",\"retries_per_read\":");
-			print_json_hist(stdout, d.retries_per_read.slots, MAX_SLOTS);
-			printf(",\"lost_ns\":");
-			print_json_hist(stdout, d.lost_ns.slots, MAX_SLOTS);
-			print_json_pct("hold_ns", &d.hold_ns);
-			print_json_pct("retries_per_read", &d.retries_per_read);
-			print_json_pct("lost_ns", &d.lost_ns);
-			printf("}\n");
-		} else {
-			printf("lock %s: %llu writes, %llu reads retried (%llu retries)\n",
-			       st.name, d.writes, d.retried_reads, d.retries);
-			printf(" writer hold time (ns):\n");
-			print_log2_hist(stdout, d.hold_ns.slots, MAX_SLOTS, "hold");
-			print_text_pct(&d.hold_ns);
-			printf(" retries per retried read:\n");
-			print_log2_hist(stdout, d.retries_per_read.slots, MAX_SLOTS, "retry");
-			print_text_pct(&d.retries_per_read);
-			printf(" time lost to retries per read (ns, first retry to success):\n");
-			print_log2_hist(stdout, d.lost_ns.slots, MAX_SLOTS, "retry");
-			print_text_pct(&d.lost_ns);
+			print_callers(obj, r->key, r->label, ksyms);
+		if (env.json)
+			print_json(r, ts, &now, dt);
+		else if (env.hist)
+			print_hists(r);
+		if (env.per_caller && !env.json) {
+			if (!env.hist)
+				printf("%s:\n", r->label);
+			print_callers(obj, r->key, r->label, ksyms);
 		}
-		if (env.per_caller && !env.json)
-			print_callers(obj, key, st.name, ksyms);
-		if (!env.json)
+		if (!env.json && (env.hist || env.per_caller))
 			printf("\n");
 	}
-	if (!any && !env.json)
-		printf("(no frlock activity%s%s)\n\n", env.name ? " on " : "",
-		       env.name ? env.name : "");
+	if (!n && !env.json)
+		printf("(no lock activity%s%s)\n", env.name ? " on " : "", env.name ? env.name : "");
+	if (!env.json && !env.hist && !env.per_caller)
+		printf("\n");
+	if (!matched && env.name && !told) {
+		report_unmatched(obj, ksyms);
+		told = true;
+	}
+	drops = obj->bss->drops;
+	if (drops != drops_reported) {
+		fprintf(stderr, "frlockstat: %llu events lost so far: a map was full\n", drops);
+		if (env.json)
+			printf("{\"type\":\"frlockstat_drops\",\"time\":\"%s\",\"drops\":%llu}\n",
+			       ts, drops);
+		drops_reported = drops;
+	}
 	fflush(stdout);
 	err = textfile ? textfile_commit(textfile) : 0;
 	if (err)
 		fprintf(stderr, "frlockstat: cannot write %s: %s\n", env.prom, strerror(-err));
+}
+
+/*
+ * -L NAME: a symbol in the kernel's static data names one lock by its
+ * address (rename_lock, jiffies_seq, tk_core), whatever name its users'
+ * expressions give it; "0x..." is an address; anything else the events'
+ * name (tk_core.lock, d_seq).
+ */
+static int resolve_filter(const struct ksyms *ksyms)
+{
+	unsigned long long addr;
+	char *end;
+
+	if (!env.name)
+		return 0;
+	if (!strncmp(env.name, "0x", 2)) {
+		errno = 0;
+		addr = strtoull(env.name, &end, 16);
+		if (errno || *end || !addr)
+			bad_usage("invalid lock address '%s'", env.name);
+		env.lock = addr;
+		return 0;
+	}
+	addr = ksyms__addr(ksyms, env.name);
+	if (addr >= data_start && addr < data_end)
+		env.lock = addr;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -571,29 +810,38 @@ int main(int argc, char **argv)
 		return 2;
 	libbpf_set_print(libbpf_print_fn);
 
-	if (!kernel_has_frlock_tracepoints()) {
+	if (!kernel_has_tracepoint("frlock_write_begin")) {
 		fprintf(stderr, "frlockstat: this kernel has no frlock tracepoints "
 			"(boot the frlock kernel: kernel/build --variant frlock)\n");
 		return 2;
 	}
+	has_seqcount = kernel_has_tracepoint("seqcount_write_begin");
+	if (!has_seqcount && env.kind == KIND_SEQCOUNT) {
+		fprintf(stderr, "frlockstat: this kernel has no seqcount tracepoints "
+			"(they come with patch 4 of the series)\n");
+		return 2;
+	}
+	/* Symbols name static seqcounts and resolve -L. */
+	ksyms = ksyms_refresh(NULL);
+	if (!ksyms)
+		return 1;
+	data_start = ksyms__addr(ksyms, "_sdata");
+	data_end = ksyms__addr(ksyms, "_end");
+	resolve_filter(ksyms);
 	obj = env.raw_tp ? NULL : open_and_load(false);
 	if (!obj) {
 		if (!env.raw_tp && env.verbose)
 			fprintf(stderr, "frlockstat: tp_btf unavailable, using raw_tp\n");
 		obj = open_and_load(true);
-		if (!obj)
-			return 1;
+		if (!obj) {
+			err = 1;
+			goto cleanup;
+		}
 	}
 	if (env.prom) {
 		textfile = textfile_open(env.prom);
 		if (!textfile) {
 			fprintf(stderr, "frlockstat: cannot write %s: %s\n", env.prom, strerror(errno));
-			return 1;
-		}
-	}
-	if (env.per_caller) {
-		ksyms = ksyms_refresh(NULL);
-		if (!ksyms) {
 			err = 1;
 			goto cleanup;
 		}
@@ -607,18 +855,21 @@ int main(int argc, char **argv)
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
 	/* With -j the banner goes to stderr: it tells a script we are attached. */
-	fprintf(env.json ? stderr : stdout, "Tracing frlock%s%s... Hit Ctrl-C to end.\n%s",
-		env.name ? " " : "s", env.name ? env.name : "", env.json ? "" : "\n");
+	fprintf(env.json ? stderr : stdout, "Tracing %s%s%s... Hit Ctrl-C to end.\n%s",
+		env.kind ? kind_name(env.kind) : has_seqcount ? "frlock and seqcount" : "frlock",
+		env.name ? " locks matching " : " locks", env.name ? env.name : "",
+		env.json ? "" : "\n");
 	fflush(env.json ? stderr : stdout);
 
 	while (!exiting) {
 		sleep(env.interval);
-		if (env.per_caller)
-			ksyms = ksyms_refresh(ksyms);
+		ksyms = ksyms_refresh(ksyms);
 		print_interval(obj, ksyms);
 		if (--env.count == 0)
 			break;
 	}
+	if (!matched && env.name && !told)
+		report_unmatched(obj, ksyms);
 
 cleanup:
 	/* Our figures end here: a page left behind would show a frozen count. */

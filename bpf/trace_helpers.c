@@ -199,3 +199,11 @@ const char *ksyms__format(const struct ksyms *ks, unsigned long long addr,
 			 addr - ks->syms[lo - 1].addr);
 	return buf;
 }
+
+unsigned long long ksyms__addr(const struct ksyms *ks, const char *name)
+{
+	for (size_t i = 0; ks && i < ks->nr; i++)
+		if (!strcmp(ks->syms[i].name, name))
+			return ks->syms[i].addr;
+	return 0;
+}

@@ -32,5 +32,7 @@ void ksyms__free(struct ksyms *ksyms);
 /* "func+0x1f" for @addr into @buf, or its hex value if no symbol covers it. */
 const char *ksyms__format(const struct ksyms *ksyms, unsigned long long addr,
 			  char *buf, size_t len);
+/* The address of the symbol @name, 0 if there is none. */
+unsigned long long ksyms__addr(const struct ksyms *ksyms, const char *name);
 
 #endif /* __TRACE_HELPERS_H */

@@ -93,6 +93,7 @@ class View:
         self.callers = {}           # lock -> call sites of its next interval
         self.rows = []
         self.writes_by_lock = {}
+        self.retries_by_lock = {}
         self.ended = False
         self.summary = None         # gtod-load's load_summary
 
@@ -146,6 +147,7 @@ class View:
     def _stat(self, rec):
         lock = rec["lock"]
         self.writes_by_lock[lock] = self.writes_by_lock.get(lock, 0) + rec["writes"]
+        self.retries_by_lock[lock] = self.retries_by_lock.get(lock, 0) + rec["retries"]
         if self.last_fs_ts is None and self.load_offset is None and self.loads:
             self.load_offset = rec["ts"] - self.loads[-1]["t"]
         self.last_fs_ts = rec["ts"]
@@ -171,7 +173,11 @@ class View:
             return self.lock
         if not self.writes_by_lock:
             return None
-        return max(self.writes_by_lock, key=lambda k: self.writes_by_lock[k])
+        # The lock whose readers retried most, then the busiest writer, as
+        # the page's defaultLock(): the busiest writer among every sequence
+        # lock need not be the one the load reads.
+        return max(self.writes_by_lock, key=lambda k: (self.retries_by_lock.get(k, 0),
+                                                       self.writes_by_lock[k]))
 
     def _flush(self, n):
         done, self.pending = self.pending[:n], self.pending[n:]

@@ -185,11 +185,16 @@
 			return p.t + (this.loadOffset === null ? 0 : this.loadOffset);
 		}
 
-		// The lock shown by default: the one with the most write sections.
+		// The lock shown by default: the one whose readers retried most,
+		// then the one with the most write sections (frlockstat lists every
+		// sequence lock: the busiest writer, such as the hrtimer bases'
+		// seqcount, need not be the one the load reads).
 		defaultLock() {
 			let best = null;
 			for (const l of this.locks.values()) {
-				if (!best || l.totals.writes > best.totals.writes)
+				if (!best || l.totals.retries > best.totals.retries ||
+				    (l.totals.retries === best.totals.retries &&
+				     l.totals.writes > best.totals.writes))
 					best = l;
 			}
 			return best ? best.name : null;

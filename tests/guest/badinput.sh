@@ -72,6 +72,9 @@ if [ -x "$F" ]; then
 	refused "invalid lock name ''" "$F" -L ''
 	refused "invalid lock name 'a_name_that_is_far_too_long_for_a_lock'" \
 		"$F" -L a_name_that_is_far_too_long_for_a_lock
+	refused "unknown kind 'spin' (want frlock or seqcount)" "$F" -k spin
+	refused "option '-k' needs a value" "$F" -k
+	refused "invalid lock address '0xzz'" "$F" -L 0xzz
 	refused "invalid interval '0'" "$F" 0
 	refused "invalid interval 'abc'" "$F" abc
 	refused "invalid interval '86401'" "$F" 86401

@@ -64,8 +64,30 @@ echo "  $1 intervals: writes $2, retried reads $3; running totals (writes,retrie
 check "frlockstat -j 1: $1 intervals whose writes and retried reads add up to the running totals ($2,$3 == $4)" \
 	test "$1" -ge 3 -a "$2,$3" = "$4"
 
-"$F" -L no_such_lock 1 1 >"$tmp/filter" 2>&1
-check "frlockstat -L filters out other locks" grep -qx '(no frlock activity on no_such_lock)' "$tmp/filter"
+# -L with a name no lock has: empty intervals, and one line naming what
+# there is (tk_core.lock writes at every tick).
+"$F" -L no_such_lock 2 1 >"$tmp/filter" 2>&1
+sed 's/^/  /' "$tmp/filter"
+check "frlockstat -L filters out other locks" grep -qx '(no lock activity on no_such_lock)' "$tmp/filter"
+check "frlockstat -L with a name no lock has says so once, listing the locks seen (tk_core.lock among them)" \
+	sh -c "test \$(grep -c '^frlockstat: no lock matches -L no_such_lock; seen so far: .*tk_core.lock (frlock)' '$tmp/filter') -eq 1"
+
+# Kinds: the table lists frlock and seqcount rows, and -k keeps one kind.
+"$F" 2 1 >"$tmp/all" 2>&1
+"$F" -k seqcount 2 1 >"$tmp/seqcount" 2>&1
+"$F" -k frlock 2 1 >"$tmp/frlock" 2>&1
+sed 's/^/  /' "$tmp/all"
+check "frlockstat's table has a tk_core.lock frlock row and the tick's jiffies_seq seqcount row" \
+	sh -c "grep -q '^tk_core.lock  *frlock ' '$tmp/all' && grep -q '^jiffies_seq  *seqcount ' '$tmp/all'"
+check "frlockstat -k seqcount shows seqcount rows only" \
+	sh -c "grep -q '^jiffies_seq  *seqcount ' '$tmp/seqcount' && ! grep -q ' frlock ' '$tmp/seqcount'"
+check "frlockstat -k frlock shows frlock rows only" \
+	sh -c "grep -q '^tk_core.lock  *frlock ' '$tmp/frlock' && ! grep -q ' seqcount ' '$tmp/frlock'"
+# A static seqcount by its symbol: the tick's writer is the one site.
+"$F" -L jiffies_seq -c 2 1 >"$tmp/jiffies" 2>&1
+sed 's/^/  /' "$tmp/jiffies"
+check "frlockstat -L jiffies_seq -c: one row, written by tick_do_update_jiffies64" \
+	sh -c "test \$(grep -c ' seqcount ' '$tmp/jiffies') -eq 1 && grep -q '^  write  *tick_do_update_jiffies64+' '$tmp/jiffies'"
 
 # bad_arg EXPECTED_TEXT ARGS...: exit 2 with a message.
 bad_arg() {
@@ -85,6 +107,7 @@ bad_arg "invalid interval '0'" 0
 bad_arg "invalid count 'x'" 1 x
 bad_arg "unexpected argument" 1 1 1
 bad_arg "invalid lock name" -L ''
+bad_arg "unknown kind 'spin' (want frlock or seqcount)" -k spin
 "$F" -h >"$tmp/help" 2>&1
 check "frlockstat -h shows examples" grep -q 'EXAMPLES' "$tmp/help"
 rm -rf "$tmp"
