@@ -319,13 +319,15 @@ static __always_inline int sc_write_begin(void *ctx, const void *fl, const char 
 					  unsigned int seq, unsigned long caller)
 {
 	struct write_key wk = { .lock = (u64)fl, .seq = seq };
-	struct write_site ws = { .caller = caller, .begin_ns = bpf_ktime_get_ns() };
+	struct write_site ws = { .caller = caller };
 	u64 key, lock = (u64)fl;
 
 	if (!instance_of(fl, name, KIND_SEQCOUNT, &key))
 		return 0;
 	if (per_caller)
 		ws.parent = caller_of(ctx, caller);
+	/* After the stack walk: the hold time is the section's, not ours. */
+	ws.begin_ns = bpf_ktime_get_ns();
 	bpf_map_update_elem(&recent_writes, &wk, &ws, BPF_ANY);
 	if (bpf_map_update_elem(&write_start, &lock, &ws.begin_ns, BPF_ANY))
 		__sync_fetch_and_add(&drops, 1);

@@ -87,7 +87,8 @@ check "frlockstat -k frlock shows frlock rows only" \
 "$F" -L jiffies_seq -c 2 1 >"$tmp/jiffies" 2>&1
 sed 's/^/  /' "$tmp/jiffies"
 check "frlockstat -L jiffies_seq -c: one row, written by tick_do_update_jiffies64" \
-	sh -c "test \$(grep -c ' seqcount ' '$tmp/jiffies') -eq 1 && grep -q '^  write  *tick_do_update_jiffies64+' '$tmp/jiffies'"
+	sh -c "test \$(grep -c '^[a-z_.]*  *seqcount ' '$tmp/jiffies') -eq 1 && grep -q '^jiffies_seq  *seqcount ' '$tmp/jiffies' &&
+		grep -q '^  write  *tick_do_update_jiffies64+' '$tmp/jiffies'"
 
 # bad_arg EXPECTED_TEXT ARGS...: exit 2 with a message.
 bad_arg() {

@@ -15,8 +15,10 @@
 #
 # The hist triggers count per lock address (.sym names the static ones) and
 # name; frlockstat is attached first and stopped last, so that its window
-# holds the triggers' window, and the workloads are the only writers of
-# these locks in between.
+# holds the triggers' window. The workloads make the only retries of these
+# locks in between, so the retries must be equal; writes also come from
+# elsewhere (the tick, the shell), so frlockstat must count at least as
+# many.
 #
 # usage: seqcount.sh [frlock|stock-timekeeping] [SECONDS]
 #	(default frlock 5: the kernel, and each workload's length)
@@ -93,8 +95,9 @@ workload() {
 	return $_rc
 }
 
-# agree NAME INSTANCE: frlockstat's retries and writes of INSTANCE equal the
-# hist triggers' counts, and the retries are more than 0 (NOZERO=0 allows 0).
+# agree NAME INSTANCE: frlockstat's retries of INSTANCE equal the hist
+# triggers' count, and are more than 0 (NOZERO=0 allows 0); its writes are
+# at least the triggers' count.
 agree() {
 	_h_retries=$(hist_count seqcount_read_retry "$2")
 	_h_writes=$(hist_count seqcount_write_begin "$2")
@@ -107,8 +110,11 @@ agree() {
 	fi
 	check "$1: frlockstat reports $2's retries as ftrace counts them ($_f_retries, $_h_retries)" \
 		test "${_f_retries:-x}" = "$_h_retries"
-	check "$1: frlockstat reports $2's writes as ftrace counts them ($_f_writes, $_h_writes)" \
-		test "${_f_writes:-x}" = "$_h_writes"
+	# Writes also come from outside the workload (the tick, the shell's own
+	# files), and frlockstat's window holds the triggers': it must have
+	# seen every write they counted.
+	check "$1: frlockstat saw every write of $2 that ftrace counted ($_f_writes >= $_h_writes)" \
+		test "${_f_writes:-0}" -ge "$_h_writes" -a "$_h_writes" -gt 0
 }
 
 # --- Renames against lookups ------------------------------------------------
