@@ -12,7 +12,7 @@ check "libbpf tools build against the frlock kernel's BTF" \
 # frlockstat, and the kernel's time semantics.
 guest_job frlock-kernel "guest on the frlock kernel ran and exited cleanly" \
 	--kernel "$kernel" --timeout 1200 --exec \
-	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./badinput.sh; ./agreement.sh; ./bpf.sh; ./timekeeping.sh; ./seqcount.sh frlock 5' 
+	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./badinput.sh; ./agreement.sh; ./bpf.sh; ./timekeeping.sh; ./seqcount.sh frlock 8' 
 
 # 6.1's own timekeeping with every sequence lock traced: the series up to
 # the seqcount events, without the timekeeping conversion. tk_core.seq is a
@@ -21,7 +21,7 @@ if n=$(patch_number '*-locking-seqlock-Add-tracepoints-*') &&
 	stock_tk=$("$top/kernel/build" --variant frlock --patches "$n" 2>"$logs/build-stock-tk.err"); then
 	guest_job stock-timekeeping "guest on stock timekeeping with seqcount events ran and exited cleanly" \
 		--kernel "$stock_tk" --timeout 900 --exec \
-		'cd /opt/frlock/tests/guest && ./seqcount.sh stock-timekeeping 5'
+		'cd /opt/frlock/tests/guest && ./seqcount.sh stock-timekeeping 8'
 else
 	not_ok "the kernel with patches 1-${n:-?} (stock timekeeping, seqcount events) builds (log: $logs/build-stock-tk.err)"
 fi

@@ -71,7 +71,7 @@ fs_count() {
 workload() {
 	_w=$1
 	shift
-	"$F" -j >"$tmp/$_w.fs" 2>"$tmp/$_w.fs.err" &
+	"$F" -j -c >"$tmp/$_w.fs" 2>"$tmp/$_w.fs.err" &
 	_fs=$!
 	if ! wait_attached $_fs "$tmp/$_w.fs.err" 'Tracing' 600; then
 		cat "$tmp/$_w.fs.err"
@@ -126,6 +126,23 @@ agree rename d_seq
 for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
 	hist_off $ev
 done
+
+# caused NAME INSTANCE: "SITE COUNT" per writer site that frlockstat -c
+# joined INSTANCE's retries to (the write each retried read overlapped).
+caused() {
+	grep '^{"type":"frlockstat_caller",' "$tmp/$1.fs" | grep -F "\"lock\":\"$2\"" |
+		grep -F '"kind":"caused"' |
+		sed -n 's/.*"caller":"\([^"+]*\)+[^"]*".*"count_total":\([0-9]*\).*/\1 \2/p'
+}
+# Who caused the retries: every rename_lock write is d_move()'s, so every
+# rename_lock retry that frlockstat joined to its write names d_move.
+caused rename rename_lock >"$tmp/caused"
+sed 's/^/  caused rename_lock retries: /' "$tmp/caused"
+joined=$(grep '^{"type":"frlockstat",' "$tmp/rename.fs" | grep -F '"lock":"rename_lock"' | tail -1 |
+	sed -n 's/.*"retries_joined":\([0-9]*\).*/\1/p')
+check "rename: frlockstat joined rename_lock's retries to their writes (${joined:-none} joined), all to d_move" \
+	sh -c "test '${joined:-0}' -gt 0 && test \"\$(cut -d' ' -f1 '$tmp/caused' | sort -u)\" = d_move &&
+		test \"\$(awk '{ n += \$2 } END { print n + 0 }' '$tmp/caused')\" = '$joined'"
 
 # --- Mounts against lookups -------------------------------------------------
 workload mount path-load -d "$SECS" -j --writer mount /tmp/pl-mount
