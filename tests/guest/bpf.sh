@@ -138,6 +138,9 @@ check "hold: @write_paths names the writer's caller (timekeeping_advance from th
 	grep -q '"@write_paths": {.*timekeeping_advance+[0-9]*\\n *update_wall_time+' "$H"
 check "hold: @write_paths names the writer's caller (do_adjtimex from the adjtime syscall)" \
 	grep -q '"@write_paths": {.*do_adjtimex+[0-9]*\\n *__[a-z0-9_]*adjtime[a-z0-9_]*+' "$H"
+map_keys "$H" @seqcount_hold_ns | sed 's/^/  seqcount hold key: /'
+check "hold: seqcount write sections too: jiffies_seq, written by the tick's tick_do_update_jiffies64" \
+	grep -q '"jiffies_seq,tick_do_update_jiffies64"' "$H"
 # The kernel numbers write sections (seq). Beside the syscall-counting
 # tools, the kernel skips a tracepoint's BPF programs when they interrupt
 # another BPF program on that CPU: the tick's sections that land in one are
