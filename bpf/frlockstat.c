@@ -681,6 +681,45 @@ static void report_unmatched(struct frlockstat_bpf *obj, const struct ksyms *ksy
 
 static bool told;		/* report_unmatched() ran */
 
+/*
+ * The kernel does not run a program that would nest in itself on one CPU
+ * (an event in an interrupt while the same program runs in the task it
+ * interrupted): it counts a recursion miss instead. Those events are lost
+ * to frlockstat, so it says how many, per event, as it does for a full map.
+ */
+static void report_missed(struct frlockstat_bpf *obj, const char *ts)
+{
+	static unsigned long long reported;
+	unsigned long long total = 0;
+	struct bpf_program *prog;
+	char list[512] = "";
+	size_t len = 0;
+
+	bpf_object__for_each_program(prog, obj->obj) {
+		struct bpf_prog_info info = {};
+		__u32 info_len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &info_len) ||
+		    !info.recursion_misses)
+			continue;
+		total += info.recursion_misses;
+		if (len < sizeof(list) - 1)
+			len += snprintf(list + len, sizeof(list) - len, "%s\"%s\":%llu",
+					len ? "," : "",
+					strchr(bpf_program__section_name(prog), '/') + 1,
+					(unsigned long long)info.recursion_misses);
+	}
+	if (total == reported)
+		return;
+	fprintf(stderr, "frlockstat: %llu events missed so far: they fired while the same "
+		"program ran on that CPU\n", total);
+	if (env.json)
+		printf("{\"type\":\"frlockstat_missed\",\"time\":\"%s\",\"missed\":%llu,"
+		       "\"by_event\":{%s}}\n", ts, total, list);
+	reported = total;
+}
+
 static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 {
 	int fd = bpf_map__fd(obj->maps.stats);
@@ -756,6 +795,7 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 			       ts, drops);
 		drops_reported = drops;
 	}
+	report_missed(obj, ts);
 	fflush(stdout);
 	err = textfile ? textfile_commit(textfile) : 0;
 	if (err)

@@ -96,8 +96,8 @@ workload() {
 }
 
 # agree NAME INSTANCE: frlockstat's retries of INSTANCE equal the hist
-# triggers' count, and are more than 0 (NOZERO=0 allows 0); its writes are
-# at least the triggers' count.
+# triggers' count but for the retry events it reported missed, and are more
+# than 0 (NOZERO=0 allows 0); its writes are at least the triggers' count.
 agree() {
 	_h_retries=$(hist_count seqcount_read_retry "$2")
 	_h_writes=$(hist_count seqcount_write_begin "$2")
@@ -108,8 +108,13 @@ agree() {
 		check "$1: $2 retried ($_h_retries retries counted by ftrace's hist trigger)" \
 			test "$_h_retries" -gt 0
 	fi
-	check "$1: frlockstat reports $2's retries as ftrace counts them ($_f_retries, $_h_retries)" \
-		test "${_f_retries:-x}" = "$_h_retries"
+	# A retry in an interrupt that lands while frlockstat's retry program
+	# runs in the task it interrupted is not run (the kernel's recursion
+	# guard): frlockstat counts those misses and says so, for every lock.
+	_missed=$(grep '^{"type":"frlockstat_missed",' "$tmp/$1.fs" | tail -1 |
+		sed -n 's/.*"seqcount_read_retry":\([0-9]*\).*/\1/p')
+	check "$1: frlockstat reports $2's retries as ftrace counts them ($_f_retries, $_h_retries; ${_missed:-0} missed retry events reported)" \
+		test "${_f_retries:-0}" -le "$_h_retries" -a $((${_f_retries:-0} + ${_missed:-0})) -ge "$_h_retries"
 	# Writes also come from outside the workload (the tick, the shell's own
 	# files), and frlockstat's window holds the triggers': it must have
 	# seen every write they counted.
