@@ -26,7 +26,8 @@ Records of a type this view does not know are skipped and counted, like
 the lines feed.py rejects.
 """
 
-KNOWN = ("frlockstat", "frlockstat_caller", "load", "load_summary", "feed_end")
+KNOWN = ("frlockstat", "frlockstat_caller", "frlockstat_drops", "frlockstat_missed",
+         "load", "load_summary", "feed_end")
 READ_SITE = "ktime_get_real_ts64+"
 COLUMNS = ("time", "reads/s", "no retry", "retried/s", "writes/s",
            "hold p50", "p99", "max")
@@ -96,6 +97,7 @@ class View:
         self.retries_by_lock = {}
         self.ended = False
         self.summary = None         # gtod-load's load_summary
+        self.lost = {}              # frlockstat's drops and missed events, running totals
 
     # --- input ------------------------------------------------------------
 
@@ -118,6 +120,10 @@ class View:
         if t == "frlockstat_caller":
             # frlockstat -j prints a lock's call sites before its line.
             self.callers.setdefault(rec["lock"], []).append(rec)
+            return []
+        if t in ("frlockstat_drops", "frlockstat_missed"):
+            key = "drops" if t == "frlockstat_drops" else "missed"
+            self.lost[key] = rec.get(key, 0)
             return []
         if t == "load_summary":
             self.summary = rec
@@ -212,8 +218,11 @@ class View:
         site = [c for c in iv["callers"]
                 if c["kind"] == "read" and c["caller"].startswith(READ_SITE)]
         retried = sum(c["count"] for c in site) if iv["callers"] else rec["retried_reads"]
+        # seqcount readers keep no per-read state: which reads retried is
+        # not known, only how many sections were run again.
+        seqcount = rec.get("kind") == "seqcount"
         share = None
-        if reads and self.via != "vdso":
+        if reads and self.via != "vdso" and not seqcount:
             share = max(0.0, 1.0 - retried / reads)
         pct = rec.get("hold_ns_pct") or percentiles(rec["hold_ns"]) or {}
         row = {
@@ -227,10 +236,13 @@ class View:
         row["cells"] = [
             row["time"] or "%.0f" % rec["ts"], rate(reads_s),
             "-" if share is None else "%.2f%%" % (100 * share),
-            rate(row["retried_s"]), rate(row["writes_s"]),
+            "-" if seqcount else rate(row["retried_s"]), rate(row["writes_s"]),
             bound(row["hold_p50"]), bound(row["hold_p99"]), bound(row["hold_max"]),
         ]
         row["hists"] = {k: rec.get(k, []) for k, _ in HISTS}
+        row["kind"] = rec.get("kind", "frlock")
+        row["retries_s"] = rec.get("retries", 0) / dt
+        row["waits_s"] = rec.get("waits", 0) / dt
         return row
 
     def skipped(self):
@@ -271,8 +283,14 @@ def interval_text(row):
     """What the terminal prints for one interval: its histograms, then
     the table row."""
     out = ["%s %s, %g s interval" % (row["time"], row["lock"], row["interval_s"])]
+    if row.get("kind") == "seqcount":
+        out[0] += (" (seqcount: %.0f retries/s, %.0f waits/s; which reads retried is not"
+                   " known)" % (row["retries_s"], row["waits_s"]))
     for key, title in HISTS:
         out.append(" " + title)
+        if key == "retries_per_read" and row.get("kind") == "seqcount":
+            out.append("  (not known for a seqcount: its readers keep no per-read state)")
+            continue
         out.extend(hist_lines(row["hists"][key]))
     out.append(table_header())
     out.append(table_line(row["cells"]))
@@ -285,5 +303,8 @@ def final_text(view):
                                                   len(view.rows)),
            table_header()]
     out.extend(table_line(r["cells"]) for r in view.rows)
+    if view.lost:
+        out.append("frlockstat lost events: %s (see bpf/README.md)" % ", ".join(
+            "%s %d" % kv for kv in sorted(view.lost.items())))
     out.append(view.skipped_line())
     return out

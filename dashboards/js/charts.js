@@ -331,7 +331,9 @@
 				['lock', (v.lock || '–') + (v.addr ? ' @ ' + v.addr : '')],
 				['intervals', fmt(v.intervals)],
 				['write sections', fmt(v.totals.writes)],
-				['retried reads', fmt(v.totals.retried_reads)],
+				['kind', v.kind || '–'],
+				['retried reads', v.kind === 'seqcount' ? 'not known (seqcount)' :
+					fmt(v.totals.retried_reads)],
 				['retries', fmt(v.totals.retries)],
 				['mean reads/s', fmt(mean(reads))],
 				['mean writes/s', fmt(mean(v.writes.map(p => p.y)))],

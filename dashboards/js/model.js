@@ -135,6 +135,7 @@
 			this.counts.frlockstat++;
 			const l = this.lock(r.lock);
 			l.addr = r.addr || l.addr;
+			l.kind = r.kind || 'frlock';
 			const iv = { ts: r.ts, interval: num(r.dt) && r.dt > 0 ? r.dt : r.interval_s, time: r.time || '',
 				writes: r.writes || 0, retried_reads: r.retried_reads || 0,
 				retries: r.retries || 0, hist: {} };
@@ -230,8 +231,11 @@
 			for (const iv of l.intervals) {
 				const x = iv.ts - t0;
 				v.writes.push({ x: x, y: iv.writes / iv.interval });
-				v.retried.push({ x: x, y: iv.retried_reads / iv.interval });
+				// A seqcount's retried reads are not known: a gap, not 0.
+				v.retried.push({ x: x, y: l.kind === 'seqcount' ? null :
+					iv.retried_reads / iv.interval });
 			}
+			v.kind = l.kind || 'frlock';
 			const last = l.intervals[l.intervals.length - 1];
 			if (last)
 				v.lastTime = last.time;
