@@ -11,9 +11,9 @@ listed (a conditional branch may go either way, a call returns), apart
 from those that run a pause. A retry jumps back and a wait for an odd count
 spins with cpu_relax() (pause), so these are exactly the reads that
 neither wait nor retry; the tracepoint calls, reached only through a
-jump-label NOP when an event is on, lie on none of them. With addresses
-and displacements masked, each new path must hold the same instructions
-as a base path (as a multiset, branches apart, whose sense and layout the
+jump-label NOP when an event is on, lie on none of them. With addresses,
+displacements and registers masked, each new path must hold the same
+instructions as a base path (as a multiset, branches apart, whose sense and layout the
 compiler may change) and no more branches. A static branch (a jump-label
 NOP), a call or a load added on any such path fails it. Prints the paths
 that fail; exits 1 if any function fails, 2 on bad input.
@@ -87,11 +87,20 @@ def acyclic_paths(insns, limit=10000):
 
 
 def normalize(op, arg):
-    """The instruction with addresses, displacements and offsets masked."""
+    """The instruction with addresses, displacements, offsets and registers
+    masked. A compare's two operands are sorted: "a == b" compiled as cmp a,b or cmp
+    b,a is one instruction either way (the branch after it, whose sense
+    may change with them, is not compared)."""
     arg = re.sub(r'<([^+>]+)(\+0x[0-9a-f]+)?>', r'<\1>', arg)
     arg = re.sub(r'\b[0-9a-f]+ <', 'N <', arg)
     arg = re.sub(r'0x[0-9a-f]+', 'N', arg)
-    return f'{op} {" ".join(arg.split())}'.strip()
+    arg = " ".join(arg.split())
+    # Registers are the compiler's to allocate: which one holds a value is
+    # not an instruction more or less.
+    arg = re.sub(r'%[a-z0-9]+', '%R', arg)
+    if op in ('cmp', 'test') and '#' not in arg and arg.count(',') == 1:
+        arg = ','.join(sorted(arg.split(',')))
+    return f'{op} {arg}'.strip()
 
 
 def is_branch(op):
