@@ -149,6 +149,18 @@ check "rename: frlockstat joined rename_lock's retries to their writes (${joined
 	sh -c "test '${joined:-0}' -gt 0 && test \"\$(cut -d' ' -f1 '$tmp/caused' | sort -u)\" = d_move &&
 		test \"\$(awk '{ n += \$2 } END { print n + 0 }' '$tmp/caused')\" = '$joined'"
 
+# The plain command, no configuration: `frlockstat 1 5` during a rename
+# storm lists rename_lock and the dentries' d_seq with retries.
+path-load -d $((SECS + 8)) --writer rename /tmp/pl-plain >"$tmp/plain.load" 2>&1 &
+plain=$!
+"$F" 1 5 >"$tmp/plain" 2>&1
+wait $plain
+grep -E '^(LOCK|rename_lock|d_seq) ' "$tmp/plain" | sed 's/^/  /' | head -12
+# RETRIES/s is the 7th column of the table.
+check "rename: frlockstat 1 5 lists rename_lock and d_seq, each with retries in some interval" \
+	sh -c "awk '\$1 == \"rename_lock\" && \$7 > 0' '$tmp/plain' | grep -q . &&
+		awk '\$1 == \"d_seq\" && \$7 > 0' '$tmp/plain' | grep -q ."
+
 # --- Mounts against lookups -------------------------------------------------
 workload mount path-load -d "$SECS" -j --writer mount /tmp/pl-mount
 check "mount: path-load ran ($(tail -1 "$tmp/mount.load"))" \
