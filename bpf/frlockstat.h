@@ -40,6 +40,10 @@ struct lock_stat {
 	struct hist lost_ns;		/* first retry to read_done, per task */
 	unsigned long long hold_ns_sum;	/* the histograms' exact sums */
 	unsigned long long lost_ns_sum;
+	unsigned long long waits_joined;	/* seqcount: waits whose write was seen */
+	unsigned long long joined_ns_sum;	/* seqcount: over the joined retries, write
+						 * begin to retry: a lower bound of the
+						 * time those readers lost */
 };
 
 enum caller_kind {
