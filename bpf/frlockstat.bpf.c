@@ -26,19 +26,27 @@ const volatile __u64 data_start = 0;
 const volatile __u64 data_end = 0;
 
 /*
- * Events lost because a map update failed, all told, and those of them
- * that failed because the map was busy (-EBUSY: the program interrupted
- * an update of the same map on that CPU, from an interrupt); the rest
- * found the map full. Userspace reports both.
+ * Events lost because a map update failed: all told, per map (enum
+ * drop_map), those that failed because the map was busy (-EBUSY: the
+ * program interrupted an update of the same map on that CPU) or full
+ * (-E2BIG), and the last error. Userspace reports them.
  */
 __u64 drops = 0;
 __u64 drops_busy = 0;
+__u64 drops_full = 0;
+__u64 drops_map[NR_DROP_MAPS] = {};
+__s64 drop_last_err = 0;
 
-static __always_inline void drop(long err)
+static __always_inline void drop(long err, enum drop_map map)
 {
 	__sync_fetch_and_add(&drops, 1);
 	if (err == -16 /* EBUSY */)
 		__sync_fetch_and_add(&drops_busy, 1);
+	else if (err == -7 /* E2BIG */)
+		__sync_fetch_and_add(&drops_full, 1);
+	if (map < NR_DROP_MAPS)
+		__sync_fetch_and_add(&drops_map[map], 1);
+	drop_last_err = err;
 }
 
 struct {
@@ -178,7 +186,7 @@ static __always_inline struct lock_stat *instance_of(const void *lock, const cha
 	}
 	err = bpf_map_update_elem(&stats, &key, &zero_stat, BPF_NOEXIST);
 	if (err && !bpf_map_lookup_elem(&stats, &key)) {
-		drop(err);
+		drop(err, DROP_STATS);
 		return NULL;
 	}
 	st = bpf_map_lookup_elem(&stats, &key);
@@ -249,7 +257,7 @@ static __always_inline void caller_count(struct caller_key *key, u64 ns)
 
 	cs = bpf_map_lookup_or_try_init_err(&callers, key, &zero, &err);
 	if (!cs) {
-		drop(err);
+		drop(err, DROP_CALLERS);
 		return;
 	}
 	__sync_fetch_and_add(&cs->count, 1);
@@ -278,7 +286,7 @@ static __always_inline int on_write_begin(const void *fl, const char *name, u32 
 		return 0;
 	err = bpf_map_update_elem(&write_start, &lock, &ws, BPF_ANY);
 	if (err)
-		drop(err);
+		drop(err, DROP_WRITE_START);
 	return 0;
 }
 
@@ -327,7 +335,7 @@ static __always_inline int on_read_retry(void *ctx, const void *fl, const char *
 		now = bpf_ktime_get_ns();
 		err = bpf_map_update_elem(&read_start, &rk, &now, BPF_ANY);
 		if (err)
-			drop(err);
+			drop(err, DROP_READ_START);
 	}
 	return 0;
 }
@@ -380,7 +388,7 @@ static __always_inline int sc_write_begin(void *ctx, const void *fl, const char 
 	bpf_map_update_elem(&recent_writes, &wk, &ws, BPF_ANY);
 	err = bpf_map_update_elem(&write_start, &lock, &start, BPF_ANY);
 	if (err)
-		drop(err);
+		drop(err, DROP_WRITE_START);
 	return 0;
 }
 

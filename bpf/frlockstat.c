@@ -694,7 +694,7 @@ static void print_table(const struct row *r, int n, double dt)
 		} else {
 			printf(" %7s %7s", "-", "-");
 		}
-		printf(" %-24.24s %.24s\n", top_site(r->key, CALLER_WRITE, wbuf, sizeof(wbuf)),
+		printf(" %-24.24s %s\n", top_site(r->key, CALLER_WRITE, wbuf, sizeof(wbuf)),
 		       top_reader(r, rbuf, sizeof(rbuf)));
 	}
 }
@@ -778,6 +778,39 @@ static void report_unmatched(struct frlockstat_bpf *obj, const struct ksyms *ksy
 }
 
 static bool told;		/* report_unmatched() ran */
+
+/*
+ * Events lost to a failed map update: how many, how (the map was full,
+ * or busy: an update of it interrupted on that CPU; else the last
+ * error), and in which map. Never silent.
+ */
+static void report_drops(struct frlockstat_bpf *obj, const char *ts)
+{
+	static const char *const maps[NR_DROP_MAPS] = {
+		"stats", "callers", "write_start", "read_start",
+	};
+	unsigned long long drops = obj->bss->drops, busy = obj->bss->drops_busy;
+	unsigned long long full = obj->bss->drops_full;
+	char list[256] = "", json[256] = "";
+	size_t len = 0, jlen = 0;
+
+	for (int i = 0; i < NR_DROP_MAPS; i++) {
+		if (!obj->bss->drops_map[i])
+			continue;
+		len += snprintf(list + len, sizeof(list) - len, "%s%s %llu", len ? ", " : "",
+				maps[i], (unsigned long long)obj->bss->drops_map[i]);
+		jlen += snprintf(json + jlen, sizeof(json) - jlen, "%s\"%s\":%llu",
+				 jlen ? "," : "", maps[i], (unsigned long long)obj->bss->drops_map[i]);
+	}
+	fprintf(stderr, "frlockstat: %llu events lost so far, a map update failed (%s): "
+		"%llu map full, %llu map busy, %llu other (last error %lld)\n",
+		drops, list, full, busy, drops - full - busy, (long long)obj->bss->drop_last_err);
+	if (env.json)
+		printf("{\"type\":\"frlockstat_drops\",\"time\":\"%s\",\"drops\":%llu,"
+		       "\"full\":%llu,\"busy\":%llu,\"other\":%llu,\"last_error\":%lld,"
+		       "\"by_map\":{%s}}\n", ts, drops, full, busy, drops - full - busy,
+		       (long long)obj->bss->drop_last_err, json);
+}
 
 /*
  * The kernel does not run a program that would nest in itself on one CPU
@@ -921,14 +954,7 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 	}
 	drops = obj->bss->drops;
 	if (drops != drops_reported) {
-		unsigned long long busy = obj->bss->drops_busy;
-
-		fprintf(stderr, "frlockstat: %llu events lost so far: %llu found a map full, "
-			"%llu a map busy (an update interrupted on that CPU)\n",
-			drops, drops - busy, busy);
-		if (env.json)
-			printf("{\"type\":\"frlockstat_drops\",\"time\":\"%s\",\"drops\":%llu,"
-			       "\"full\":%llu,\"busy\":%llu}\n", ts, drops, drops - busy, busy);
+		report_drops(obj, ts);
 		drops_reported = drops;
 	}
 	report_missed(obj, ts);

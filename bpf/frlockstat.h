@@ -58,6 +58,15 @@ enum caller_kind {
 	NR_CALLER_KINDS,
 };
 
+/* The maps whose failed updates lose an event: frlockstat counts them. */
+enum drop_map {
+	DROP_STATS,		/* a new instance */
+	DROP_CALLERS,		/* a new call site */
+	DROP_WRITE_START,	/* a write section's begin */
+	DROP_READ_START,	/* an frlock read's first retry */
+	NR_DROP_MAPS,
+};
+
 /* A seqcount write's site, kept per (lock, seq) for the retries it causes. */
 struct write_key {
 	unsigned long long lock;
