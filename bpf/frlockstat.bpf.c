@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * frlockstat: per-lock histograms of frlock writer hold times, retries per
- * read and the time readers lose to retries, from the frlock tracepoints.
+ * frlockstat: per sequence lock (frlock, seqcount_t, seqlock_t), writer hold
+ * times, retries, waits, the time frlock readers lose to retries, the call
+ * sites, and the writer sites that caused seqcount retries.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -12,6 +13,10 @@
 #include "frlockstat.h"
 
 /* Set by userspace before load. */
+/*
+ * -L: an instance passes if its address is targ_lock or its event name is
+ * targ_name (a symbol sets both: -L seq keeps a static "seq" and the class).
+ */
 const volatile char targ_name[NAME_LEN] = {};	/* -L NAME: the event's name */
 const volatile __u64 targ_lock = 0;		/* -L 0xADDR or a symbol's address */
 const volatile __u32 targ_kind = 0;		/* -k: enum lock_kind, 0 for both */
@@ -20,8 +25,29 @@ const volatile bool per_caller = false;
 const volatile __u64 data_start = 0;
 const volatile __u64 data_end = 0;
 
-/* Events lost because a map was full: userspace reports them. */
+/*
+ * Events lost because a map update failed: all told, per map (enum
+ * drop_map), those that failed because the map was busy (-EBUSY: the
+ * program interrupted an update of the same map on that CPU) or full
+ * (-E2BIG), and the last error. Userspace reports them.
+ */
 __u64 drops = 0;
+__u64 drops_busy = 0;
+__u64 drops_full = 0;
+__u64 drops_map[NR_DROP_MAPS] = {};
+__s64 drop_last_err = 0;
+
+static __always_inline void drop(long err, enum drop_map map)
+{
+	__sync_fetch_and_add(&drops, 1);
+	if (err == -16 /* EBUSY */)
+		__sync_fetch_and_add(&drops_busy, 1);
+	else if (err == -7 /* E2BIG */)
+		__sync_fetch_and_add(&drops_full, 1);
+	if (map < NR_DROP_MAPS)
+		__sync_fetch_and_add(&drops_map[map], 1);
+	drop_last_err = err;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -30,12 +56,23 @@ struct {
 	__type(value, struct lock_stat);
 } stats SEC(".maps");
 
-/* Write section start per lock address: writers of one lock are serialized. */
+/*
+ * Write section start per lock address: writers of one lock are
+ * serialized. The section's seq is kept, so that an end whose begin was
+ * not seen (missed, see report_missed()) is not timed from an older begin;
+ * LRU, so that the begin of such a section's missed end ages out.
+ */
+struct write_start_val {
+	u64 ns;
+	u32 seq;
+	u32 pad;
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, u64);
-	__type(value, u64);
+	__type(value, struct write_start_val);
 } write_start SEC(".maps");
 
 /* Recent seqcount writes' sites, for the retries and waits they cause. */
@@ -121,6 +158,7 @@ static __always_inline struct lock_stat *instance_of(const void *lock, const cha
 	char name[NAME_LEN] = {};
 	struct lock_stat *st;
 	u64 key;
+	long err;
 
 	bpf_probe_read_kernel_str(name, sizeof(name), lname);
 	key = is_class ? class_key(name) : (u64)lock;
@@ -129,8 +167,9 @@ static __always_inline struct lock_stat *instance_of(const void *lock, const cha
 	if (st)
 		return st;
 	if ((targ_kind && kind != targ_kind) ||
-	    (targ_lock && (u64)lock != targ_lock) ||
-	    (targ_name[0] && !name_is(name, targ_name))) {
+	    ((targ_lock || targ_name[0]) &&
+	     !(targ_lock && (u64)lock == targ_lock) &&
+	     !(targ_name[0] && name_is(name, targ_name)))) {
 		if (!bpf_map_lookup_elem(&seen, &key)) {
 			struct lock_stat *sn;
 
@@ -145,9 +184,9 @@ static __always_inline struct lock_stat *instance_of(const void *lock, const cha
 		}
 		return NULL;
 	}
-	if (bpf_map_update_elem(&stats, &key, &zero_stat, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&stats, &key)) {
-		__sync_fetch_and_add(&drops, 1);
+	err = bpf_map_update_elem(&stats, &key, &zero_stat, BPF_NOEXIST);
+	if (err && !bpf_map_lookup_elem(&stats, &key)) {
+		drop(err, DROP_STATS);
 		return NULL;
 	}
 	st = bpf_map_lookup_elem(&stats, &key);
@@ -214,10 +253,11 @@ static __always_inline void caller_count(struct caller_key *key, u64 ns)
 {
 	static const struct caller_stat zero;
 	struct caller_stat *cs;
+	long err;
 
-	cs = bpf_map_lookup_or_try_init(&callers, key, &zero);
+	cs = bpf_map_lookup_or_try_init_err(&callers, key, &zero, &err);
 	if (!cs) {
-		__sync_fetch_and_add(&drops, 1);
+		drop(err, DROP_CALLERS);
 		return;
 	}
 	__sync_fetch_and_add(&cs->count, 1);
@@ -229,33 +269,43 @@ static __always_inline void caller_add(void *ctx, u64 key, unsigned long caller,
 {
 	struct caller_key ck = { .lock = key, .caller = caller, .kind = kind };
 
-	if (!per_caller)
-		return;
-	ck.parent = caller_of(ctx, caller);
+	/* The sites are always counted (the table's top sites); -c walks the stack. */
+	if (per_caller)
+		ck.parent = caller_of(ctx, caller);
 	caller_count(&ck, ns);
 }
 
-static __always_inline int on_write_begin(const void *fl, const char *name, u32 kind)
+static __always_inline int on_write_begin(const void *fl, const char *name, u32 seq,
+					  u32 kind)
 {
-	u64 key, lock = (u64)fl, now = bpf_ktime_get_ns();
+	struct write_start_val ws = { .ns = bpf_ktime_get_ns(), .seq = seq };
+	u64 key, lock = (u64)fl;
+	long err;
 
 	if (!instance_of(fl, name, kind, &key))
 		return 0;
-	if (bpf_map_update_elem(&write_start, &lock, &now, BPF_ANY))
-		__sync_fetch_and_add(&drops, 1);
+	err = bpf_map_update_elem(&write_start, &lock, &ws, BPF_ANY);
+	if (err)
+		drop(err, DROP_WRITE_START);
 	return 0;
 }
 
 static __always_inline int on_write_end(void *ctx, const void *fl, const char *name,
-					unsigned long caller, u32 kind)
+					u32 seq, unsigned long caller, u32 kind)
 {
-	u64 key, lock = (u64)fl, *start, ns;
+	u64 key, lock = (u64)fl, ns;
+	struct write_start_val *start;
 	struct lock_stat *st;
 
 	start = bpf_map_lookup_elem(&write_start, &lock);
 	if (!start)
 		return 0;	/* began before we attached */
-	ns = bpf_ktime_get_ns() - *start;
+	ns = bpf_ktime_get_ns() - start->ns;
+	if (start->seq != seq) {
+		/* Its begin was missed: that start is an older section's. */
+		bpf_map_delete_elem(&write_start, &lock);
+		return 0;
+	}
 	bpf_map_delete_elem(&write_start, &lock);
 	st = instance_of(fl, name, kind, &key);
 	if (!st)
@@ -280,9 +330,12 @@ static __always_inline int on_read_retry(void *ctx, const void *fl, const char *
 	__sync_fetch_and_add(&st->retries, 1);
 	caller_add(ctx, key, caller, CALLER_RETRY, 0);
 	if (retries == 1) {
+		long err;
+
 		now = bpf_ktime_get_ns();
-		if (bpf_map_update_elem(&read_start, &rk, &now, BPF_ANY))
-			__sync_fetch_and_add(&drops, 1);
+		err = bpf_map_update_elem(&read_start, &rk, &now, BPF_ANY);
+		if (err)
+			drop(err, DROP_READ_START);
 	}
 	return 0;
 }
@@ -320,7 +373,9 @@ static __always_inline int sc_write_begin(void *ctx, const void *fl, const char 
 {
 	struct write_key wk = { .lock = (u64)fl, .seq = seq };
 	struct write_site ws = { .caller = caller };
+	struct write_start_val start = { .seq = seq };
 	u64 key, lock = (u64)fl;
+	long err;
 
 	if (!instance_of(fl, name, KIND_SEQCOUNT, &key))
 		return 0;
@@ -328,15 +383,22 @@ static __always_inline int sc_write_begin(void *ctx, const void *fl, const char 
 		ws.parent = caller_of(ctx, caller);
 	/* After the stack walk: the hold time is the section's, not ours. */
 	ws.begin_ns = bpf_ktime_get_ns();
+	start.ns = ws.begin_ns;
+	/* LRU: an old write's site makes way; a retry it caused is not joined. */
 	bpf_map_update_elem(&recent_writes, &wk, &ws, BPF_ANY);
-	if (bpf_map_update_elem(&write_start, &lock, &ws.begin_ns, BPF_ANY))
-		__sync_fetch_and_add(&drops, 1);
+	err = bpf_map_update_elem(&write_start, &lock, &start, BPF_ANY);
+	if (err)
+		drop(err, DROP_WRITE_START);
 	return 0;
 }
 
-/* Count @kind for the writer site of the write that opened at @seq. */
+/*
+ * Count @kind for the writer site of the write that opened at @seq; its
+ * begin to now into *@ns. false if that write was not seen (it began before
+ * we attached, or fell out of recent_writes).
+ */
 static __always_inline bool sc_join(u64 key, const void *fl, unsigned int seq,
-				    unsigned int kind)
+				    unsigned int kind, u64 *ns)
 {
 	struct write_key wk = { .lock = (u64)fl, .seq = seq };
 	struct write_site *ws = bpf_map_lookup_elem(&recent_writes, &wk);
@@ -344,11 +406,10 @@ static __always_inline bool sc_join(u64 key, const void *fl, unsigned int seq,
 
 	if (!ws)
 		return false;
-	if (per_caller) {
-		ck.caller = ws->caller;
-		ck.parent = ws->parent;
-		caller_count(&ck, bpf_ktime_get_ns() - ws->begin_ns);
-	}
+	*ns = bpf_ktime_get_ns() - ws->begin_ns;
+	ck.caller = ws->caller;
+	ck.parent = ws->parent;
+	caller_count(&ck, *ns);
 	return true;
 }
 
@@ -356,15 +417,17 @@ static __always_inline int sc_read_retry(void *ctx, const void *fl, const char *
 					 unsigned int start, unsigned long caller)
 {
 	struct lock_stat *st;
-	u64 key;
+	u64 key, ns;
 
 	st = instance_of(fl, name, KIND_SEQCOUNT, &key);
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->retries, 1);
 	caller_add(ctx, key, caller, CALLER_RETRY, 0);
-	if (sc_join(key, fl, start & ~1U, CALLER_CAUSED))
+	if (sc_join(key, fl, start & ~1U, CALLER_CAUSED, &ns)) {
 		__sync_fetch_and_add(&st->joined, 1);
+		__sync_fetch_and_add(&st->joined_ns_sum, ns);
+	}
 	return 0;
 }
 
@@ -372,14 +435,15 @@ static __always_inline int sc_read_wait(void *ctx, const void *fl, const char *n
 					unsigned int seq, unsigned long caller)
 {
 	struct lock_stat *st;
-	u64 key;
+	u64 key, ns;
 
 	st = instance_of(fl, name, KIND_SEQCOUNT, &key);
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->waits, 1);
 	caller_add(ctx, key, caller, CALLER_WAIT, 0);
-	sc_join(key, fl, seq - 1, CALLER_CAUSED_WAIT);
+	if (sc_join(key, fl, seq - 1, CALLER_CAUSED_WAIT, &ns))
+		__sync_fetch_and_add(&st->waits_joined, 1);
 	return 0;
 }
 
@@ -388,13 +452,13 @@ SEC(#type "/frlock_write_begin")						\
 int BPF_PROG(type##_write_begin, const frcount_t *fc, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
 {										\
-	return on_write_begin(fc, name, KIND_FRLOCK);				\
+	return on_write_begin(fc, name, seq, KIND_FRLOCK);				\
 }										\
 SEC(#type "/frlock_write_end")							\
 int BPF_PROG(type##_write_end, const frcount_t *fc, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
 {										\
-	return on_write_end(ctx, fc, name, caller, KIND_FRLOCK);		\
+	return on_write_end(ctx, fc, name, seq, caller, KIND_FRLOCK);		\
 }										\
 SEC(#type "/frlock_read_retry")							\
 int BPF_PROG(type##_read_retry, const frcount_t *fc, const char *name,		\
@@ -418,7 +482,7 @@ SEC(#type "/seqcount_write_end")						\
 int BPF_PROG(type##_sc_write_end, const seqcount_t *s, const char *name,	\
 	     unsigned int seq, unsigned long caller)				\
 {										\
-	return on_write_end(ctx, s, name, caller, KIND_SEQCOUNT);		\
+	return on_write_end(ctx, s, name, seq, caller, KIND_SEQCOUNT);		\
 }										\
 SEC(#type "/seqcount_read_retry")						\
 int BPF_PROG(type##_sc_read_retry, const seqcount_t *s, const char *name,	\

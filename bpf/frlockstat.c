@@ -10,12 +10,18 @@
  * jiffies_seq); seqcounts embedded in objects are one row per name (every
  * dentry's d_seq). The BPF maps hold running totals since it attached and
  * are never cleared; each interval prints the difference between two
- * reads of them, as a table sorted by retries, or with -H each instance's
- * histograms, and in JSON the running totals too. Overhead: one short BPF
- * program per write section begin and end, per retry, per retried frlock
- * read and per seqcount reader that waits; reads that neither retry nor
- * wait cost nothing (make bench measures it). With -c, each of those
- * programs also walks the stack for the caller's caller.
+ * reads of them, as a table sorted by retries then writes (the rows that
+ * fit the terminal, or -n), with each lock's busiest writer and reader
+ * site, or with -H each instance's histograms, and in JSON the running
+ * totals too. A seqcount retry carries the count its read started from,
+ * which names the write it overlapped: it is joined to that write's site
+ * (-c lists them as "caused"). Overhead: one short BPF program per write
+ * section begin and end, per retry, per retried frlock read and per
+ * seqcount reader that waits, each with a few hash map updates (the
+ * instance, its call site, and for a seqcount write its site by count);
+ * reads that neither retry nor wait cost nothing (make bench measures it).
+ * With -c, each of those programs also walks the stack for the caller's
+ * caller. -k leaves the other kind's events without a program.
  */
 #include <argp.h>
 #include <ctype.h>
@@ -28,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -39,7 +46,9 @@
 static struct env {
 	char *name;
 	unsigned long long lock;	/* -L 0xADDR, or the symbol NAME's address */
+	bool lock_is_addr;		/* -L 0xADDR: the address only, no name */
 	unsigned int kind;		/* -k: enum lock_kind, 0 for both */
+	int top;			/* -n: table rows, 0 for what fits */
 	bool hist;			/* -H */
 	char *prom;
 	bool per_caller;
@@ -66,7 +75,8 @@ static const char argp_doc[] =
 "Every sequence lock, frlock and seqcount: writes, hold times, retries,\n"
 "waits, and which writers caused the retries.\n"
 "\n"
-"USAGE: frlockstat [-h] [-L NAME] [-k KIND] [-c] [-H] [-j] [-T] [-P FILE] [interval] [count]\n"
+"USAGE: frlockstat [-h] [-L NAME] [-k KIND] [-n ROWS] [-c] [-H] [-j] [-T] [-P FILE]\n"
+"                  [interval] [count]\n"
 "\n"
 "EXAMPLES:\n"
 "    frlockstat                 # summarize until Ctrl-C\n"
@@ -75,6 +85,7 @@ static const char argp_doc[] =
 "    frlockstat -L rename_lock  # one lock, by its symbol (or -L 0xADDR)\n"
 "    frlockstat -L d_seq        # every dentry's seqcount, as one row\n"
 "    frlockstat -k seqcount     # seqcount_t and seqlock_t only\n"
+"    frlockstat -n 5 1          # the 5 locks that retry most, every second\n"
 "    frlockstat -c 5            # also call sites and their callers, and the\n"
 "                               # writer sites that caused seqcount retries\n"
 "    frlockstat -H 1            # each lock's histograms instead of the table\n"
@@ -85,6 +96,8 @@ static const char argp_doc[] =
 static const struct argp_option opts[] = {
 	{ "lock", 'L', "NAME", 0, "Trace only this lock: a name, a symbol or 0xADDR", 0 },
 	{ "kind", 'k', "KIND", 0, "Trace only frlock or seqcount locks", 0 },
+	{ "top", 'n', "ROWS", 0, "Show at most ROWS locks in the table (default: what fits "
+	  "the terminal, every lock when stdout is not one)", 0 },
 	{ "hist", 'H', NULL, 0, "Print each lock's histograms instead of the table", 0 },
 	{ "caller", 'c', NULL, 0, "Also list writer and retry call sites and their callers", 0 },
 	{ "json", 'j', NULL, 0, "Print NDJSON: one object per lock per interval", 0 },
@@ -107,8 +120,8 @@ bad_usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("\nusage: frlockstat [-h] [-L NAME] [-k frlock|seqcount] [-c] [-H] [-j] [-T] [-P FILE] [-r] [-v] [interval] [count]\n",
-	      stderr);
+	fputs("\nusage: frlockstat [-h] [-L NAME] [-k frlock|seqcount] [-n ROWS] [-c] [-H] [-j] [-T]\n"
+	      "                  [-P FILE] [-r] [-v] [interval] [count]\n", stderr);
 	exit(2);
 }
 
@@ -196,6 +209,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		else
 			bad_usage("unknown kind '%s' (want frlock or seqcount)", arg);
 		break;
+	case 'n':
+		env.top = parse_range(arg, MAX_LOCKS, "row count");
+		break;
 	case 'H':
 		env.hist = true;
 		break;
@@ -278,9 +294,12 @@ static void set_program_kind(struct frlockstat_bpf *obj, bool raw_tp)
 		const char *sec = bpf_program__section_name(prog);
 		bool is_raw = !strncmp(sec, "raw_tp/", 7);
 		bool is_seqcount = strstr(sec, "/seqcount_") != NULL;
+		unsigned int kind = is_seqcount ? KIND_SEQCOUNT : KIND_FRLOCK;
 
+		/* -k: the other kind's events run no program at all. */
 		bpf_program__set_autoload(prog, is_raw == raw_tp &&
-					  (!is_seqcount || has_seqcount));
+					  (!is_seqcount || has_seqcount) &&
+					  (!env.kind || env.kind == kind));
 	}
 }
 
@@ -297,7 +316,7 @@ static struct frlockstat_bpf *open_and_load(bool raw_tp)
 		fprintf(stderr, "frlockstat: failed to open BPF object\n");
 		return NULL;
 	}
-	if (env.name && !env.lock)
+	if (env.name && !env.lock_is_addr)
 		strncpy((char *)obj->rodata->targ_name, env.name, NAME_LEN - 1);
 	obj->rodata->targ_lock = env.lock;
 	obj->rodata->targ_kind = env.kind;
@@ -366,6 +385,8 @@ static void lock_delta(unsigned long long key, const struct lock_stat *cur,
 	d->retries = cur->retries - p->st.retries;
 	d->waits = cur->waits - p->st.waits;
 	d->joined = cur->joined - p->st.joined;
+	d->waits_joined = cur->waits_joined - p->st.waits_joined;
+	d->joined_ns_sum = cur->joined_ns_sum - p->st.joined_ns_sum;
 	hist_sub(&d->hold_ns, &cur->hold_ns, &p->st.hold_ns);
 	hist_sub(&d->retries_per_read, &cur->retries_per_read, &p->st.retries_per_read);
 	hist_sub(&d->lost_ns, &cur->lost_ns, &p->st.lost_ns);
@@ -394,6 +415,18 @@ static void caller_delta(const struct caller_key *key, const struct caller_stat 
 	p->cs = *cur;
 }
 
+/* One instance in an interval: its key, totals, differences and label. */
+struct row {
+	unsigned long long key;
+	struct lock_stat st, d;
+	char label[128];
+};
+
+static const char *kind_name(unsigned int kind)
+{
+	return kind == KIND_SEQCOUNT ? "seqcount" : "frlock";
+}
+
 static const char *const caller_kinds[NR_CALLER_KINDS] = {
 	"write", "retry", "read", "wait", "caused", "causedwait",
 };
@@ -413,37 +446,93 @@ static const char *label_of(const struct lock_stat *st, const struct ksyms *ksym
 	return buf;
 }
 
-static void print_callers(struct frlockstat_bpf *obj, unsigned long long lock,
-			  const char *name, const struct ksyms *ksyms)
+/*
+ * The interval's call sites, read once per interval (the differences are
+ * taken once): every site of every lock, sorted by lock, site kind and
+ * count. The table takes its top sites from them, -c lists them.
+ */
+struct site {
+	struct caller_key key;
+	struct caller_stat cs, d;	/* running totals; this interval's */
+	char sym[128], from[128];	/* the site; its caller, "?" if unknown */
+};
+
+static struct site sites[MAX_CALLERS];
+static int nr_sites;
+
+static int site_cmp(const void *a, const void *b)
 {
-	struct caller_key key = {}, next;
-	struct caller_stat cs, d;
-	char sym[128], from[128];
+	const struct site *x = a, *y = b;
+
+	if (x->key.lock != y->key.lock)
+		return x->key.lock < y->key.lock ? -1 : 1;
+	if (x->key.kind != y->key.kind)
+		return x->key.kind < y->key.kind ? -1 : 1;
+	if (x->d.count != y->d.count)
+		return x->d.count < y->d.count ? 1 : -1;
+	return strcmp(x->sym, y->sym);
+}
+
+static void collect_sites(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
+{
+	struct caller_key key, next, *prev = NULL;
 	int fd = bpf_map__fd(obj->maps.callers);
+	struct site *s;
+
+	nr_sites = 0;
+	while (!bpf_map_get_next_key(fd, prev, &next) && nr_sites < MAX_CALLERS) {
+		key = next;
+		prev = &key;
+		s = &sites[nr_sites];
+		if (key.kind >= NR_CALLER_KINDS || bpf_map_lookup_elem(fd, &key, &s->cs))
+			continue;
+		s->key = key;
+		ksyms__format(ksyms, key.caller, s->sym, sizeof(s->sym));
+		if (key.parent)
+			ksyms__format(ksyms, key.parent, s->from, sizeof(s->from));
+		else
+			snprintf(s->from, sizeof(s->from), "?");
+		caller_delta(&key, &s->cs, &s->d);
+		nr_sites++;
+	}
+	qsort(sites, nr_sites, sizeof(sites[0]), site_cmp);
+}
+
+/*
+ * The function of @lock's busiest site of @kind this interval ("-" if none
+ * fired), into @buf: the table's WRITER and READER columns.
+ */
+static const char *top_site(unsigned long long lock, unsigned int kind, char *buf, size_t len)
+{
+	for (int i = 0; i < nr_sites; i++) {
+		const struct site *s = &sites[i];
+
+		/* Sorted by count within (lock, kind): the first is the busiest. */
+		if (s->key.lock != lock || s->key.kind != kind || !s->d.count)
+			continue;
+		snprintf(buf, len, "%.*s", (int)strcspn(s->sym, "+"), s->sym);
+		return buf;
+	}
+	return "-";
+}
+
+static void print_callers(const struct row *r)
+{
 	bool header = false;
 	const char *kind;
 
-	while (!bpf_map_get_next_key(fd, &key, &next)) {
-		key = next;
-		if (key.lock != lock || key.kind >= NR_CALLER_KINDS ||
-		    bpf_map_lookup_elem(fd, &key, &cs))
+	for (int i = 0; i < nr_sites; i++) {
+		const struct site *s = &sites[i];
+
+		if (s->key.lock != r->key || !s->d.count)
 			continue;
-		ksyms__format(ksyms, key.caller, sym, sizeof(sym));
-		if (textfile)
-			textfile_add_site(textfile, name, key.kind, sym, &cs);
-		caller_delta(&key, &cs, &d);
-		if (!d.count)
-			continue;
-		kind = caller_kinds[key.kind];
-		if (key.parent)
-			ksyms__format(ksyms, key.parent, from, sizeof(from));
-		else
-			snprintf(from, sizeof(from), "?");
+		kind = caller_kinds[s->key.kind];
 		if (env.json) {
-			printf("{\"type\":\"frlockstat_caller\",\"lock\":\"%s\",\"kind\":\"%s\","
-			       "\"caller\":\"%s\",\"count\":%llu,\"total_ns\":%llu,"
+			printf("{\"type\":\"frlockstat_caller\",\"lock\":\"%s\",\"lock_kind\":\"%s\","
+			       "\"kind\":\"%s\",\"caller\":\"%s\",\"count\":%llu,\"total_ns\":%llu,"
 			       "\"count_total\":%llu,\"from\":\"%s\"}\n",
-			       name, kind, sym, d.count, d.total_ns, cs.count, from);
+			       r->label, kind_name(r->st.kind), kind, s->sym, s->d.count,
+			       s->d.total_ns, s->cs.count, s->from);
 			continue;
 		}
 		if (!header) {
@@ -451,8 +540,8 @@ static void print_callers(struct frlockstat_bpf *obj, unsigned long long lock,
 			       "COUNT", "AVG_NS");
 			header = true;
 		}
-		printf("  %-10s %-30.30s %-30.30s %8llu %9llu\n", kind, sym, from,
-		       d.count, d.count ? d.total_ns / d.count : 0);
+		printf("  %-10s %-30.30s %-30.30s %8llu %9llu\n", kind, s->sym, s->from,
+		       s->d.count, s->d.total_ns / s->d.count);
 	}
 }
 
@@ -532,13 +621,6 @@ static void print_interval_start(void)
 	clock_gettime(CLOCK_MONOTONIC, &last_print);
 }
 
-/* One instance in an interval: its key, totals, differences and label. */
-struct row {
-	unsigned long long key;
-	struct lock_stat st, d;
-	char label[128];
-};
-
 static struct row rows[MAX_LOCKS];
 static bool matched;		/* some instance passed the filters */
 static unsigned long long drops_reported;
@@ -552,11 +634,6 @@ static int row_cmp(const void *a, const void *b)
 	if (x->d.writes != y->d.writes)
 		return x->d.writes < y->d.writes ? 1 : -1;
 	return strcmp(x->label, y->label);
-}
-
-static const char *kind_name(unsigned int kind)
-{
-	return kind == KIND_SEQCOUNT ? "seqcount" : "frlock";
 }
 
 /* A histogram's bucket bound at @pct as a table cell: "<8K", "=0" or "-". */
@@ -579,11 +656,26 @@ static void print_pct_cell(const struct hist *h, int pct, int width)
 	printf(" %*s", width, cell);
 }
 
+/*
+ * The reader site shown in the table: where reads retried, or for a
+ * seqcount with no retry this interval, where readers waited.
+ */
+static const char *top_reader(const struct row *r, char *buf, size_t len)
+{
+	const char *site = top_site(r->key, CALLER_RETRY, buf, len);
+
+	if (r->st.kind == KIND_SEQCOUNT && !strcmp(site, "-"))
+		site = top_site(r->key, CALLER_WAIT, buf, len);
+	return site;
+}
+
 static void print_table(const struct row *r, int n, double dt)
 {
-	printf("%-22s %-8s %9s %7s %7s %7s %9s %9s %9s %7s %7s\n", "LOCK", "KIND", "WRITES/s",
-	       "HOLD50", "HOLD99", "MAX", "RETRIES/s", "WAITS/s", "RETRIED/s", "LOST50",
-	       "LOST99");
+	char wbuf[128], rbuf[128];
+
+	printf("%-22s %-8s %9s %7s %7s %7s %9s %9s %9s %7s %7s %-24s %s\n", "LOCK", "KIND",
+	       "WRITES/s", "HOLD50", "HOLD99", "MAX", "RETRIES/s", "WAITS/s", "RETRIED/s",
+	       "LOST50", "LOST99", "WRITER", "READER");
 	for (int i = 0; i < n; i++, r++) {
 		bool fr = r->st.kind != KIND_SEQCOUNT;
 
@@ -602,7 +694,8 @@ static void print_table(const struct row *r, int n, double dt)
 		} else {
 			printf(" %7s %7s", "-", "-");
 		}
-		printf("\n");
+		printf(" %-24.24s %s\n", top_site(r->key, CALLER_WRITE, wbuf, sizeof(wbuf)),
+		       top_reader(r, rbuf, sizeof(rbuf)));
 	}
 }
 
@@ -628,6 +721,8 @@ static void print_hists(const struct row *r)
 static void print_json(const struct row *r, const char *ts, const struct timespec *now,
 		       double dt)
 {
+	char wbuf[128], rbuf[128];
+
 	printf("{\"type\":\"frlockstat\",\"time\":\"%s\",\"ts\":%lld.%03ld,"
 	       "\"interval_s\":%ld,\"dt\":%.3f,\"lock\":\"%s\",\"kind\":\"%s\",\"name\":\"%s\","
 	       "\"class\":%s,\"addr\":\"0x%llx\","
@@ -636,6 +731,9 @@ static void print_json(const struct row *r, const char *ts, const struct timespe
 	       ts, (long long)now->tv_sec, now->tv_nsec / 1000000, env.interval, dt,
 	       r->label, kind_name(r->st.kind), r->st.name, r->st.is_class ? "true" : "false",
 	       r->st.lock, r->d.writes, r->d.retried_reads, r->d.retries, r->d.waits, r->d.joined);
+	printf("\"waits_joined\":%llu,\"retry_lost_lb_ns\":%llu,\"top_writer\":\"%s\","
+	       "\"top_reader\":\"%s\",", r->d.waits_joined, r->d.joined_ns_sum,
+	       top_site(r->key, CALLER_WRITE, wbuf, sizeof(wbuf)), top_reader(r, rbuf, sizeof(rbuf)));
 	printf("\"total\":{\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu,\"waits\":%llu},",
 	       r->st.writes, r->st.retried_reads, r->st.retries, r->st.waits);
 	printf("\"hold_ns\":");
@@ -682,6 +780,39 @@ static void report_unmatched(struct frlockstat_bpf *obj, const struct ksyms *ksy
 static bool told;		/* report_unmatched() ran */
 
 /*
+ * Events lost to a failed map update: how many, how (the map was full,
+ * or busy: an update of it interrupted on that CPU; else the last
+ * error), and in which map. Never silent.
+ */
+static void report_drops(struct frlockstat_bpf *obj, const char *ts)
+{
+	static const char *const maps[NR_DROP_MAPS] = {
+		"stats", "callers", "write_start", "read_start",
+	};
+	unsigned long long drops = obj->bss->drops, busy = obj->bss->drops_busy;
+	unsigned long long full = obj->bss->drops_full;
+	char list[256] = "", json[256] = "";
+	size_t len = 0, jlen = 0;
+
+	for (int i = 0; i < NR_DROP_MAPS; i++) {
+		if (!obj->bss->drops_map[i])
+			continue;
+		len += snprintf(list + len, sizeof(list) - len, "%s%s %llu", len ? ", " : "",
+				maps[i], (unsigned long long)obj->bss->drops_map[i]);
+		jlen += snprintf(json + jlen, sizeof(json) - jlen, "%s\"%s\":%llu",
+				 jlen ? "," : "", maps[i], (unsigned long long)obj->bss->drops_map[i]);
+	}
+	fprintf(stderr, "frlockstat: %llu events lost so far, a map update failed (%s): "
+		"%llu map full, %llu map busy, %llu other (last error %lld)\n",
+		drops, list, full, busy, drops - full - busy, (long long)obj->bss->drop_last_err);
+	if (env.json)
+		printf("{\"type\":\"frlockstat_drops\",\"time\":\"%s\",\"drops\":%llu,"
+		       "\"full\":%llu,\"busy\":%llu,\"other\":%llu,\"last_error\":%lld,"
+		       "\"by_map\":{%s}}\n", ts, drops, full, busy, drops - full - busy,
+		       (long long)obj->bss->drop_last_err, json);
+}
+
+/*
  * The kernel does not run a program that would nest in itself on one CPU
  * (an event in an interrupt while the same program runs in the task it
  * interrupted): it counts a recursion miss instead. Those events are lost
@@ -720,13 +851,38 @@ static void report_missed(struct frlockstat_bpf *obj, const char *ts)
 	reported = total;
 }
 
+/* -P -c: every site's running totals, for the textfile's site families. */
+static void textfile_sites(const struct row *r)
+{
+	for (int i = 0; i < nr_sites; i++)
+		if (sites[i].key.lock == r->key)
+			textfile_add_site(textfile, r->label, sites[i].key.kind, sites[i].sym,
+					  &sites[i].cs);
+}
+
+/*
+ * The text's rows: -n, else what fits the terminal (less the timestamp,
+ * the table's header, the line saying what was left out and a blank),
+ * else every lock.
+ */
+static int table_rows(void)
+{
+	struct winsize ws;
+
+	if (env.top)
+		return env.top;
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row > 8)
+		return ws.ws_row - 4 - env.timestamp;
+	return MAX_LOCKS;
+}
+
 static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 {
 	int fd = bpf_map__fd(obj->maps.stats);
 	unsigned long long key, next, *prev = NULL, drops;
 	struct timespec now, mono;
 	char ts[32];
-	int n = 0, err;
+	int n = 0, shown, err;
 	double dt;
 
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -751,10 +907,13 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 	}
 	qsort(rows, n, sizeof(rows[0]), row_cmp);
 	matched |= n > 0;
+	collect_sites(obj, ksyms);
+	/* Text shows the top rows only; JSON and the textfile have every lock. */
+	shown = env.json ? n : n < table_rows() ? n : table_rows();
 	if (!env.json && env.timestamp)
 		printf("%s\n", ts);
 	if (!env.json && !env.hist && n)
-		print_table(rows, n, dt > 0 ? dt : 1);
+		print_table(rows, shown, dt > 0 ? dt : 1);
 	for (int i = 0; i < n; i++) {
 		struct row *r = &rows[i];
 
@@ -763,10 +922,14 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 
 			snprintf(named.name, sizeof(named.name), "%s", r->label);
 			textfile_add_lock(textfile, kind_name(r->st.kind), &named);
+			if (env.per_caller)
+				textfile_sites(r);
 		}
+		if (i >= shown)
+			continue;
 		/* In JSON the call sites come first: the lock's line closes them. */
 		if (env.per_caller && env.json)
-			print_callers(obj, r->key, r->label, ksyms);
+			print_callers(r);
 		if (env.json)
 			print_json(r, ts, &now, dt);
 		else if (env.hist)
@@ -774,11 +937,13 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 		if (env.per_caller && !env.json) {
 			if (!env.hist)
 				printf("%s:\n", r->label);
-			print_callers(obj, r->key, r->label, ksyms);
+			print_callers(r);
 		}
 		if (!env.json && (env.hist || env.per_caller))
 			printf("\n");
 	}
+	if (!env.json && shown < n)
+		printf("(%d more lock%s: -n %d shows them)\n", n - shown, n - shown > 1 ? "s" : "", n);
 	if (!n && !env.json)
 		printf("(no lock activity%s%s)\n", env.name ? " on " : "", env.name ? env.name : "");
 	if (!env.json && !env.hist && !env.per_caller)
@@ -789,10 +954,7 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 	}
 	drops = obj->bss->drops;
 	if (drops != drops_reported) {
-		fprintf(stderr, "frlockstat: %llu events lost so far: a map was full\n", drops);
-		if (env.json)
-			printf("{\"type\":\"frlockstat_drops\",\"time\":\"%s\",\"drops\":%llu}\n",
-			       ts, drops);
+		report_drops(obj, ts);
 		drops_reported = drops;
 	}
 	report_missed(obj, ts);
@@ -805,8 +967,9 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 /*
  * -L NAME: a symbol in the kernel's static data names one lock by its
  * address (rename_lock, jiffies_seq, tk_core), whatever name its users'
- * expressions give it; "0x..." is an address; anything else the events'
- * name (tk_core.lock, d_seq).
+ * expressions give it, and the instances whose events bear that name too;
+ * "0x..." is an address only; anything else the events' name (tk_core.lock,
+ * d_seq). The BPF programs apply it, and -k, before counting anything.
  */
 static int resolve_filter(const struct ksyms *ksyms)
 {
@@ -821,8 +984,10 @@ static int resolve_filter(const struct ksyms *ksyms)
 		if (errno || *end || !addr)
 			bad_usage("invalid lock address '%s'", env.name);
 		env.lock = addr;
+		env.lock_is_addr = true;
 		return 0;
 	}
+	/* A symbol's address, and its name too: a class may bear the same name. */
 	addr = ksyms__addr(ksyms, env.name);
 	if (addr >= data_start && addr < data_end)
 		env.lock = addr;
@@ -908,8 +1073,12 @@ int main(int argc, char **argv)
 		if (--env.count == 0)
 			break;
 	}
-	if (!matched && env.name && !told)
-		report_unmatched(obj, ksyms);
+	if (!matched && env.name) {
+		if (!told)
+			report_unmatched(obj, ksyms);
+		/* A -L that never matched is a failed run (README: -L). */
+		err = 1;
+	}
 
 cleanup:
 	/* Our figures end here: a page left behind would show a frozen count. */

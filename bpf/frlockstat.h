@@ -40,6 +40,10 @@ struct lock_stat {
 	struct hist lost_ns;		/* first retry to read_done, per task */
 	unsigned long long hold_ns_sum;	/* the histograms' exact sums */
 	unsigned long long lost_ns_sum;
+	unsigned long long waits_joined;	/* seqcount: waits whose write was seen */
+	unsigned long long joined_ns_sum;	/* seqcount: over the joined retries, write
+						 * begin to retry: a lower bound of the
+						 * time those readers lost */
 };
 
 enum caller_kind {
@@ -52,6 +56,15 @@ enum caller_kind {
 				 * time the reader lost) */
 	CALLER_CAUSED_WAIT,	/* seqcount: waits per writer site that caused them */
 	NR_CALLER_KINDS,
+};
+
+/* The maps whose failed updates lose an event: frlockstat counts them. */
+enum drop_map {
+	DROP_STATS,		/* a new instance */
+	DROP_CALLERS,		/* a new call site */
+	DROP_WRITE_START,	/* a write section's begin */
+	DROP_READ_START,	/* an frlock read's first retry */
+	NR_DROP_MAPS,
 };
 
 /* A seqcount write's site, kept per (lock, seq) for the retries it causes. */

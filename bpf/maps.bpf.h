@@ -5,9 +5,13 @@
 
 #include <bpf/bpf_helpers.h>
 
-/* The value of @key, created from @init if it is not there yet. */
+/*
+ * The value of @key, created from @init if it is not there yet; NULL if it
+ * could not be, with the update's error in *@errp (-E2BIG: the map is full;
+ * -EBUSY: an update of the map was interrupted on this CPU).
+ */
 static __always_inline void *
-bpf_map_lookup_or_try_init(void *map, const void *key, const void *init)
+bpf_map_lookup_or_try_init_err(void *map, const void *key, const void *init, long *errp)
 {
 	void *val;
 	long err;
@@ -16,9 +20,19 @@ bpf_map_lookup_or_try_init(void *map, const void *key, const void *init)
 	if (val)
 		return val;
 	err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	*errp = err;
 	if (err && err != -17 /* EEXIST */)
 		return 0;
 	return bpf_map_lookup_elem(map, key);
+}
+
+/* The value of @key, created from @init if it is not there yet. */
+static __always_inline void *
+bpf_map_lookup_or_try_init(void *map, const void *key, const void *init)
+{
+	long err;
+
+	return bpf_map_lookup_or_try_init_err(map, key, init, &err);
 }
 
 #endif /* __MAPS_BPF_H */

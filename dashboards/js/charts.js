@@ -292,8 +292,9 @@
 			const pick = el('lock');
 			if (pick.options.length !== v.locks.length) {
 				pick.textContent = '';
-				for (const name of v.locks)
-					pick.add(new Option(name, name));
+				// Every instance seen, frlock and seqcount alike, with its kind.
+				v.locks.forEach((name, i) => pick.add(new Option(
+					v.kinds[i] ? name + ' (' + v.kinds[i] + ')' : name, name)));
 			}
 			pick.value = state.lock || '';
 			el('lock-pick').hidden = v.locks.length < 2;

@@ -94,7 +94,7 @@
 		lock(name) {
 			let l = this.locks.get(name);
 			if (!l) {
-				l = { name: name, addr: null, intervals: [],
+				l = { name: name, addr: null, kind: null, intervals: [],
 					totals: { writes: 0, retried_reads: 0, retries: 0 },
 					hist: {}, callers: new Map() };
 				for (const k of HISTS)
@@ -135,7 +135,7 @@
 			this.counts.frlockstat++;
 			const l = this.lock(r.lock);
 			l.addr = r.addr || l.addr;
-			l.kind = r.kind || 'frlock';
+			l.kind = typeof r.kind === 'string' ? r.kind : (l.kind || 'frlock');
 			const iv = { ts: r.ts, interval: num(r.dt) && r.dt > 0 ? r.dt : r.interval_s, time: r.time || '',
 				writes: r.writes || 0, retried_reads: r.retried_reads || 0,
 				retries: r.retries || 0, hist: {} };
@@ -216,6 +216,7 @@
 				t0 = 0;
 
 			const v = { lock: lockName, locks: Array.from(this.locks.keys()),
+				kinds: Array.from(this.locks.values(), (lk) => lk.kind),
 				t0: t0, reads: [], adjtimex: [], writes: [], retried: [],
 				hist: {}, last: {}, heat: null, callers: [], intervals: 0,
 				totals: l ? Object.assign({}, l.totals) : { writes: 0, retried_reads: 0, retries: 0 },

@@ -75,6 +75,9 @@ if [ -x "$F" ]; then
 	refused "unknown kind 'spin' (want frlock or seqcount)" "$F" -k spin
 	refused "option '-k' needs a value" "$F" -k
 	refused "invalid lock address '0xzz'" "$F" -L 0xzz
+	refused "invalid row count '0'" "$F" -n 0
+	refused "invalid row count '257'" "$F" -n 257
+	refused "option '-n' needs a value" "$F" -n
 	refused "invalid interval '0'" "$F" 0
 	refused "invalid interval 'abc'" "$F" abc
 	refused "invalid interval '86401'" "$F" 86401
