@@ -96,9 +96,9 @@ window)
 	echo "$prog: timekeeping_advance() p50 ${p50} ns over $n ticks: the long section holds ${hold} us"
 	: >"$out/window.txt"
 	for h in 0 "$hold"; do
-		echo "$prog: frlock_bench test=window hold_us=$h period_us=4000 readers=2 clock=clocksource duration_ms=$size"
+		echo "$prog: frlock_bench test=window hold_us=$h period_us=4000 readers=1 clock=clocksource duration_ms=$size"
 		dmesg -c >/dev/null
-		modprobe frlock_bench test=window hold_us="$h" period_us=4000 readers=2 clock=clocksource \
+		modprobe frlock_bench test=window hold_us="$h" period_us=4000 readers=1 clock=clocksource \
 			duration_ms="$size" rounds=1 2>"$out/modprobe.err" ||
 			die "modprobe frlock_bench: $(cat "$out/modprobe.err"; dmesg | grep frlock_bench | tail -1)"
 		rmmod frlock_bench

@@ -83,7 +83,7 @@ LABS = {
         "What if the whole computation ran inside the write section? A benchmark "
         "writer takes a lock 250 times a second, in hard interrupt context as the tick "
         "does, and holds it either just for the copy or as long as this guest's "
-        "timekeeping_advance() takes, while two readers read a gettimeofday-shaped "
+        "timekeeping_advance() takes, while a reader on the other vCPU reads a gettimeofday-shaped "
         "section (copy the data, read the clocksource) as fast as they can. With frlock "
         "and with 6.1's seqcount, what do the readers lose in each case?",
         predict="Predict: does the longer section make more reads retry, or make them "
