@@ -19,8 +19,10 @@
 #            lines in OUT/window.txt, as bench/guest.sh prints them
 #        guest.sh paths OUT SECONDS WRITER...   path-load for SECONDS with
 #            each --writer in turn; its JSON summary in OUT/paths-WRITER.json
-#            and the seqcount events it caused, per instance
-#            (hist_instances), in OUT/paths-WRITER.{retry,wait,write}
+#            and the seqcount readers' events, per instance
+#            (hist_instances), in OUT/paths-WRITER.{retry,wait} (not the
+#            writes: every negative dentry a rename makes is a new address,
+#            too many for a hist)
 #
 # Exit status: 0; 1 if a run failed; 2 on bad usage.
 here=$(cd "$(dirname "$0")" && pwd)
@@ -113,12 +115,12 @@ paths)
 	for w in "$@"; do
 		case $w in rename | rename-elsewhere | none) ;; *) usage ;; esac
 		echo "$prog: path-load --writer $w, $size s"
-		for e in retry:seqcount_read_retry wait:seqcount_read_wait write:seqcount_write_begin; do
+		for e in retry:seqcount_read_retry wait:seqcount_read_wait; do
 			echo "$keys" >>$ev/${e#*:}/trigger || die "cannot set $ev/${e#*:}/trigger"
 		done
 		path-load -d "$size" -j --writer "$w" "/tmp/lab-paths-$w" >"$out/paths-$w.json" 2>"$out/paths-$w.err" ||
 			die "path-load --writer $w: $(cat "$out/paths-$w.err")"
-		for e in retry:seqcount_read_retry wait:seqcount_read_wait write:seqcount_write_begin; do
+		for e in retry:seqcount_read_retry wait:seqcount_read_wait; do
 			echo "$keys:pause" >>$ev/${e#*:}/trigger
 			hist_instances $ev/${e#*:}/hist >"$out/paths-$w.${e%%:*}" || die "the ${e#*:} hist could not be read"
 			echo "!$keys" >>$ev/${e#*:}/trigger

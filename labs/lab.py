@@ -664,7 +664,7 @@ def lab_path_walk(d):
                 r = json.loads(f.read())
         except (OSError, ValueError) as e:
             raise LabError("%s.json: no path-load summary (%s)" % (base, e))
-        for kind in ("retry", "wait", "write"):
+        for kind in ("retry", "wait"):
             r[kind] = read_instances("%s.%s" % (base, kind))
         # Each lookup thread's time per lookup (stat or getcwd), in ns.
         r["ns_per_lookup"] = r["threads"] * 1e9 / r["lookups_per_s"] if r["lookups_per_s"] else 0

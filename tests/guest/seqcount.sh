@@ -46,7 +46,9 @@ if [ ! -x "$F" ]; then
 	exit 0
 fi
 
-KEYS='hist:keys=lock.sym,name:vals=hitcount:size=4096'
+# Room for every dentry a rename storm writes (each negative dentry it
+# makes is a new address): a hist that drops entries fails the check.
+KEYS='hist:keys=lock.sym,name:vals=hitcount:size=65536'
 # hist_on / hist_pause / hist_off EVENT
 hist_on() { echo "$KEYS" >>$E/$1/trigger; }
 hist_pause() { echo "$KEYS:pause" >>$E/$1/trigger; }
