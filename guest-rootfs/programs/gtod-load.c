@@ -185,12 +185,8 @@ static void parse_args(int argc, char **argv)
 		case 'h':
 			help();
 			exit(0);
-		case ':':
-			bad_usage("option '%s' needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				bad_usage("unknown option '-%c'", optopt);
-			bad_usage("unknown option '%s'", argv[optind - 1]);
+			bad_option(c, argv);
 		}
 	}
 	if (optind < argc)

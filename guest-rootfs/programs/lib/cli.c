@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,6 +18,15 @@ void bad_usage(const char *fmt, ...)
 	fputc('\n', stderr);
 	usage(stderr);
 	exit(2);
+}
+
+void bad_option(int c, char *const *argv)
+{
+	if (c == ':')
+		bad_usage("option '%s' needs a value", argv[optind - 1]);
+	if (optopt)
+		bad_usage("unknown option '-%c'", optopt);
+	bad_usage("unknown option '%s'", argv[optind - 1]);
 }
 
 long parse_long(const char *s, long min, long max, const char *what)

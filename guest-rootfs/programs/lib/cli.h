@@ -14,6 +14,11 @@ extern const char prog_name[];
 void usage(FILE *f);
 
 void __attribute__((noreturn, format(printf, 1, 2))) bad_usage(const char *fmt, ...);
+/*
+ * getopt_long()'s complaint @c (':' for a missing value, '?' for an unknown
+ * option, with opterr 0 and ':' leading the option string) as bad_usage().
+ */
+void __attribute__((noreturn)) bad_option(int c, char *const *argv);
 long parse_long(const char *s, long min, long max, const char *what);
 double parse_double(const char *s, double min, double max, bool min_open,
 		    const char *what);
