@@ -115,8 +115,16 @@ agree() {
 	# guard): frlockstat counts those misses and says so, for every lock.
 	_missed=$(grep '^{"type":"frlockstat_missed",' "$tmp/$1.fs" | tail -1 |
 		sed -n 's/.*"seqcount_read_retry":\([0-9]*\).*/\1/p')
-	check "$1: frlockstat reports $2's retries as ftrace counts them ($_f_retries, $_h_retries; ${_missed:-0} missed retry events reported)" \
-		test "${_f_retries:-0}" -le "$_h_retries" -a $((${_f_retries:-0} + ${_missed:-0})) -ge "$_h_retries"
+	# AMBIENT=1: the kernel's own readers retry this lock too (the timer
+	# interrupt reads tk_core), also in frlockstat's wider window, so it may
+	# count more; it must still have lost none that ftrace counted.
+	if [ "${AMBIENT:-0}" = 1 ]; then
+		check "$1: frlockstat saw every retry of $2 that ftrace counted ($_f_retries + ${_missed:-0} missed >= $_h_retries)" \
+			test $((${_f_retries:-0} + ${_missed:-0})) -ge "$_h_retries"
+	else
+		check "$1: frlockstat reports $2's retries as ftrace counts them ($_f_retries, $_h_retries; ${_missed:-0} missed retry events reported)" \
+			test "${_f_retries:-0}" -le "$_h_retries" -a $((${_f_retries:-0} + ${_missed:-0})) -ge "$_h_retries"
+	fi
 	# Writes also come from outside the workload (the tick, the shell's own
 	# files), and frlockstat's window holds the triggers': it must have
 	# seen every write they counted.
@@ -186,7 +194,7 @@ done
 # --- gettimeofday on stock timekeeping --------------------------------------
 if [ "$MODE" = stock-timekeeping ]; then
 	workload gtod gtod-load -t 2 -d "$SECS" -w 500 -i 0
-	agree gtod tk_core
+	AMBIENT=1 agree gtod tk_core
 	for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
 		hist_off $ev
 	done
