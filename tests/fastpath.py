@@ -98,6 +98,10 @@ def normalize(op, arg):
     # Registers are the compiler's to allocate: which one holds a value is
     # not an instruction more or less.
     arg = re.sub(r'%[a-z0-9]+', '%R', arg)
+    # ... and with it whether an address has a displacement: a load through
+    # %r13 or %rbp must encode a zero one ("0x0(%r13)"), one through %rax
+    # need not.
+    arg = arg.replace('N(%R', '(%R')
     if op in ('cmp', 'test') and '#' not in arg and arg.count(',') == 1:
         arg = ','.join(sorted(arg.split(',')))
     return f'{op} {arg}'.strip()
