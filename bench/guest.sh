@@ -4,7 +4,9 @@
 # which bench/report turns into the table and the JSON.
 #
 # usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS	frlock_bench: read, lockout, window, write
-#        guest.sh gtod KERNEL SECONDS RUN		gettimeofday(2) calls/s, 2 threads
+#        guest.sh refscale LOOPS RUNS ROUNDS	the kernel's refscale: ns per read
+#        guest.sh gtod KERNEL SECONDS RUN		gettimeofday(2) calls/s and path
+#							lookups/s, 2 threads each
 #        guest.sh tracing SECONDS PAIRS		the same, nothing attached against
 #							each tracer attached, PAIRS times
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,7 +14,7 @@ top=${here%/bench}
 tmp=$(mktemp -d /tmp/bench.XXXXXX)
 pids=
 trap 'for p in $pids; do kill -INT $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
-usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS | gtod KERNEL SECONDS RUN | tracing SECONDS PAIRS" >&2; exit 2; }
+usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS | refscale LOOPS RUNS ROUNDS | gtod KERNEL SECONDS RUN | tracing SECONDS PAIRS" >&2; exit 2; }
 die() { echo "guest.sh: $*" >&2; exit 1; }
 . "$top/guest-rootfs/lib.sh"
 num() { case $1 in '' | *[!0-9]*) usage ;; esac; }
@@ -24,6 +26,35 @@ frlock_bench() {
 		die "modprobe frlock_bench $*: $(cat "$tmp/modprobe.err"; dmesg | grep frlock_bench | tail -1)"
 	rmmod frlock_bench
 	dmesg | sed -n 's/.*frlock_bench: \(read\|lockout\|write\|window\) /bench \1 /p' | sed "s/\$/ $EXTRA/"
+}
+
+# refscale TYPE READERS LOOPS RUNS: the kernel's refscale module on one
+# lock type; one bench line per experiment ("Runs Time(ns)" table: ns per
+# read section, averaged over the readers).
+refscale() {
+	dmesg -c >/dev/null
+	modprobe refscale scale_type="$1" nreaders="$2" loops="$3" nruns="$4" \
+		2>"$tmp/modprobe.err" || die "modprobe refscale scale_type=$1: $(cat "$tmp/modprobe.err")"
+	# The experiments run in a kthread after the module has loaded.
+	n=0
+	until dmesg | grep -q 'END OF TEST'; do
+		n=$((n + 1))
+		[ $n -le 6000 ] || die "refscale scale_type=$1 did not finish within 600 s"
+		sleep 0.1
+	done
+	# The table is printed after the END line, so wait for its last row.
+	n=0
+	until [ "$(dmesg | sed -n '/Runs.Time(ns)/,$p' | grep -cE '^(\[[ 0-9.]*\] )?[0-9]+[[:space:]]+[0-9]+\.[0-9]+$')" -ge "$4" ]; do
+		n=$((n + 1))
+		[ $n -le 100 ] || die "refscale scale_type=$1 printed fewer than $4 results"
+		sleep 0.1
+	done
+	rmmod refscale
+	dmesg | sed -n '/Runs.Time(ns)/,$p' |
+		sed -nE 's/^(\[[ 0-9.]*\] )?([0-9]+)[[:space:]]+([0-9]+\.[0-9]+)$/\2 \3/p' |
+		while read -r exp ns; do
+			echo "bench refscale lock=$1 readers=$2 round=$ROUND exp=$exp ns_per_read=$ns"
+		done
 }
 
 # gtod_rate SECONDS: total gettimeofday(2) calls per second on 2 threads.
@@ -68,6 +99,13 @@ attach() {
 	done
 }
 
+# path_rate SECONDS: stat() lookups per second on 2 threads, no writer.
+path_rate() {
+	path-load -t 2 -d "$1" -j --writer none /tmp/bench-paths >"$tmp/paths.json" ||
+		die "path-load failed"
+	sed -n 's/.*"lookups_per_s":\([0-9.]*\).*/\1/p' "$tmp/paths.json"
+}
+
 detach() {
 	for p in $tools; do kill -INT "$p" 2>/dev/null; done
 	for p in $tools; do wait_sigint "$p" >/dev/null; done
@@ -110,10 +148,32 @@ locks)
 		detach
 	done
 	;;
+refscale)
+	# Rounds rotate the order of the types, as frlock_bench's do.
+	[ $# -eq 4 ] || usage
+	num "$2"; num "$3"; num "$4"
+	set -- "$2" "$3" "$4" rwlock seqcount frlock
+	ROUND=0
+	while [ $ROUND -lt "$3" ]; do
+		types="$4 $5 $6"
+		k=0
+		while [ $k -lt $((ROUND % 3)) ]; do
+			types="${types#* } ${types%% *}"
+			k=$((k + 1))
+		done
+		for t in $types; do
+			for r in 1 2; do
+				refscale "$t" "$r" "$1" "$2"
+			done
+		done
+		ROUND=$((ROUND + 1))
+	done
+	;;
 gtod)
 	[ $# -eq 4 ] || usage
 	num "$3"; num "$4"
 	echo "bench gtod kernel=$2 run=$4 calls_per_s=$(gtod_rate "$3")"
+	echo "bench paths kernel=$2 run=$4 lookups_per_s=$(path_rate "$3")"
 	;;
 tracing)
 	# Pairs inside one boot: nothing attached, then the tool (or the tool

@@ -17,11 +17,15 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 want_stock = "--no-stock" not in sys.argv[2]
 problems = []
+locks = ("rwlock", "seqlock", "seqcount", "frlock")
 for readers in ("1", "2"):
     v = r["read"].get(readers)
-    if not v or not all(v["ns_per_read"][k] > 0 for k in ("rwlock", "frlock", "seqlock")):
+    if not v or not all(v["ns_per_read"].get(k, 0) > 0 for k in locks):
         problems.append(f"read cost for {readers} readers")
-for lock in ("rwlock", "frlock", "seqlock"):
+    v = r["refscale"].get(readers)
+    if not v or not all(v["ns_per_read"].get(k, 0) > 0 for k in ("rwlock", "seqcount", "frlock")):
+        problems.append(f"refscale for {readers} readers")
+for lock in locks:
     got = sorted(r["lockout"].get(lock, {}))
     if got != ["0", "1", "2"]:
         problems.append(f"lockout {lock}: readers {got}")
@@ -36,15 +40,21 @@ for mode in ("ftrace", "frlockstat", "bpftrace"):
 for tool in ("bpftrace/none", "frlockstat/none", "makerun/none"):
     if tool not in r["tracing"]:
         problems.append(f"gettimeofday with {tool}")
-if want_stock and not r["gtod"]:
-    problems.append("gettimeofday frlock/stock")
-if len(r["goals"]) < (6 if want_stock else 4):
+for kind in ("gtod", "paths"):
+    t = r[kind] or {}
+    if "events/before" not in t:
+        problems.append(f"{kind}: events/before")
+    if want_stock and "frlock/stock" not in t:
+        problems.append(f"{kind}: frlock/stock")
+if not r["text"] or not r["text"]["before"] > 0:
+    problems.append("text size with and without the seqcount events")
+if len(r["goals"]) < (18 if want_stock else 16):
     problems.append(f"only {len(r['goals'])} goals judged")
 print("\n".join(problems) or "every part present")
 sys.exit(1 if problems else 0)
 PY
 }
-check "bench smoke: report has read cost, lockout, mid-write readers, tracepoint cost, tracer overhead and goals" \
+check "bench smoke: report has read cost (4 locks, frlock_bench and refscale), lockout, mid-write readers, tracepoint cost, tracer overhead, disabled-event cost and goals" \
 	bench_complete
 check "bench smoke: results folder complete, no .partial left" \
 	bash -c "test -s '$bench_out/bench.txt' && test ! -e '$bench_out.partial'"
