@@ -37,6 +37,20 @@ wait_sigint() {
 	wait "$1"
 }
 
+# seqcount_hist EVENT on|pause|off: the hist trigger hist_instances reads,
+# on the seqcount event EVENT, with room for 65,536 addresses: every
+# negative dentry a rename storm makes is a new one, and a hist that drops
+# entries undercounts.
+SEQCOUNT_HIST='hist:keys=lock.sym,name:vals=hitcount:size=65536'
+seqcount_hist() {
+	case $2 in
+	on) echo "$SEQCOUNT_HIST" ;;
+	pause) echo "$SEQCOUNT_HIST:pause" ;;
+	off) echo "!$SEQCOUNT_HIST" ;;
+	*) return 2 ;;
+	esac >>"/sys/kernel/tracing/events/seqcount/$1/trigger"
+}
+
 # hist_instances HIST: an ftrace hist file of a seqcount event keyed by
 # "lock.sym,name", summed per instance: a static lock by its symbol, a
 # counter embedded in objects by its name (every dentry's is "d_seq").

@@ -111,19 +111,18 @@ window)
 paths)
 	ev=/sys/kernel/tracing/events/seqcount
 	[ -d $ev ] || die "this kernel has no seqcount events"
-	keys='hist:keys=lock.sym,name:vals=hitcount:size=4096'
 	for w in "$@"; do
 		case $w in rename | rename-elsewhere | none) ;; *) usage ;; esac
 		echo "$prog: path-load --writer $w, $size s"
-		for e in retry:seqcount_read_retry wait:seqcount_read_wait; do
-			echo "$keys" >>$ev/${e#*:}/trigger || die "cannot set $ev/${e#*:}/trigger"
+		for e in seqcount_read_retry seqcount_read_wait; do
+			seqcount_hist $e on || die "cannot set the $e hist trigger"
 		done
 		path-load -d "$size" -j --writer "$w" "/tmp/lab-paths-$w" >"$out/paths-$w.json" 2>"$out/paths-$w.err" ||
 			die "path-load --writer $w: $(cat "$out/paths-$w.err")"
 		for e in retry:seqcount_read_retry wait:seqcount_read_wait; do
-			echo "$keys:pause" >>$ev/${e#*:}/trigger
+			seqcount_hist ${e#*:} pause
 			hist_instances $ev/${e#*:}/hist >"$out/paths-$w.${e%%:*}" || die "the ${e#*:} hist could not be read"
-			echo "!$keys" >>$ev/${e#*:}/trigger
+			seqcount_hist ${e#*:} off
 		done
 		echo "$prog: $w: $(cat "$out/paths-$w.json")"
 	done

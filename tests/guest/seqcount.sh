@@ -46,13 +46,6 @@ if [ ! -x "$F" ]; then
 	exit 0
 fi
 
-# Room for every dentry a rename storm writes (each negative dentry it
-# makes is a new address): a hist that drops entries fails the check.
-KEYS='hist:keys=lock.sym,name:vals=hitcount:size=65536'
-# hist_on / hist_pause / hist_off EVENT
-hist_on() { echo "$KEYS" >>$E/$1/trigger; }
-hist_pause() { echo "$KEYS:pause" >>$E/$1/trigger; }
-hist_off() { echo "!$KEYS" >>$E/$1/trigger; }
 # hist_count EVENT INSTANCE: the hits of INSTANCE (guest-rootfs/lib.sh's
 # hist_instances), -1 if the hist dropped entries.
 hist_count() {
@@ -81,12 +74,12 @@ workload() {
 		return 1
 	fi
 	for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
-		hist_on $ev
+		seqcount_hist $ev on
 	done
 	"$@" >"$tmp/$_w.load" 2>&1
 	_rc=$?
 	for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
-		hist_pause $ev
+		seqcount_hist $ev pause
 	done
 	kill -INT $_fs
 	wait_sigint $_fs
@@ -139,7 +132,7 @@ check "rename: path-load ran ($(tail -1 "$tmp/rename.load"))" \
 agree rename rename_lock
 agree rename d_seq
 for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
-	hist_off $ev
+	seqcount_hist $ev off
 done
 
 # caused NAME INSTANCE: "SITE COUNT" per writer site that frlockstat -c
@@ -177,7 +170,7 @@ check "mount: path-load ran ($(tail -1 "$tmp/mount.load"))" \
 	grep -q '"write_errors":0' "$tmp/mount.load"
 agree mount mount_lock
 for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
-	hist_off $ev
+	seqcount_hist $ev off
 done
 
 # --- The tick ---------------------------------------------------------------
@@ -188,7 +181,7 @@ hz_writes=$(awk -v n="$tick_writes" -v s="$SECS" 'BEGIN { printf "%d", n / s }')
 check "tick: jiffies_seq is written about HZ=250 times a second ($hz_writes/s)" \
 	test "$hz_writes" -ge 200 -a "$hz_writes" -le 300
 for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
-	hist_off $ev
+	seqcount_hist $ev off
 done
 
 # --- gettimeofday on stock timekeeping --------------------------------------
@@ -196,6 +189,6 @@ if [ "$MODE" = stock-timekeeping ]; then
 	workload gtod gtod-load -t 2 -d "$SECS" -w 500 -i 0
 	AMBIENT=1 agree gtod tk_core
 	for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
-		hist_off $ev
+		seqcount_hist $ev off
 	done
 fi
