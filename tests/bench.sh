@@ -48,13 +48,15 @@ for kind in ("gtod", "paths"):
         problems.append(f"{kind}: frlock/stock")
 if not r["text"] or not r["text"]["before"] > 0:
     problems.append("text size with and without the seqcount events")
-if len(r["goals"]) < (18 if want_stock else 16):
+if not r["layout"]:
+    problems.append("tk_core layout, stock timekeeping and frlock")
+if len(r["goals"]) < (19 if want_stock else 17):
     problems.append(f"only {len(r['goals'])} goals judged")
 print("\n".join(problems) or "every part present")
 sys.exit(1 if problems else 0)
 PY
 }
-check "bench smoke: report has read cost (4 locks, frlock_bench and refscale), lockout, mid-write readers, tracepoint cost, tracer overhead, disabled-event cost and goals" \
+check "bench smoke: report has read cost (4 locks, frlock_bench and refscale), lockout, mid-write readers, tracepoint cost, tracer overhead, disabled-event cost, tk_core layout and goals" \
 	bench_complete
 check "bench smoke: results folder complete, no .partial left" \
 	bash -c "test -s '$bench_out/bench.txt' && test ! -e '$bench_out.partial'"
