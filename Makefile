@@ -116,7 +116,7 @@ test-long: deps
 	tests/run --long '$(subst ','\'',$(TORTURE_S))'
 
 # make bench [RUNS=n] [PAIRS=n] [SECS=s]: bench/run checks its arguments itself.
-RUNS ?= 5
+RUNS ?= 3
 PAIRS ?= 10
 SECS ?= 5
 bench: deps
