@@ -36,6 +36,16 @@ PROG = "labs/lab.py"
 GTOD_SITE = view.READ_SITE          # the gettimeofday syscall's reader
 
 
+def is_gtod(c):
+    """Whether a frlockstat_caller record counts gettimeofday(2)'s reads: its
+    site is ktime_get_real_ts64, and its caller's caller (frlockstat -c's
+    "from"), when known, is the system call, not adjtimex's own read."""
+    if c["caller"].split("+")[0] + "+" != GTOD_SITE:
+        return False
+    frm = c.get("from")
+    return frm is None or "gettimeofday" in frm.split("+")[0]
+
+
 def load_script(name, path):
     """A project script without .py (dashboards/report, bench/report)."""
     loader = importlib.machinery.SourceFileLoader(name, path)
@@ -174,13 +184,17 @@ def gtod_run(path):
         merge_hist(rpr, r["retries_per_read"])
         merge_hist(lost, r.get("lost_ns", []))
     sites = {}
+    gtod_retried = other_retried = 0
     for c in records:
         if c["type"] == "frlockstat_caller" and c["lock"] == lock:
             s = sites.setdefault((c["kind"], c["caller"].split("+")[0]), [0, 0])
             s[0] += c["count"]
             s[1] += c.get("total_ns", 0)
-    gtod_retried = sum(n for (k, f), (n, _) in sites.items() if k == "read" and f + "+" == GTOD_SITE)
-    other_retried = sum(n for (k, f), (n, _) in sites.items() if k == "read" and f + "+" != GTOD_SITE)
+            if c["kind"] == "read":
+                if is_gtod(c):
+                    gtod_retried += c["count"]
+                else:
+                    other_retried += c["count"]
     w_n = sum(n for (k, _), (n, _) in sites.items() if k == "write")
     w_ns = sum(t for (k, _), (_, t) in sites.items() if k == "write")
     reads = summary["total_count"]
