@@ -53,7 +53,17 @@ fastpath_compile() {
 	mkdir -p "$3" && cp "$2/kernel/time/timekeeping.o" "$2/fs/dcache.o" "$3/"
 }
 
+# The worktree and object directory (a kernel's worth) go whatever happens.
 fastpath_reference() {
+	local rc
+	fastpath_reference_run
+	rc=$?
+	git -C "$src" worktree remove --force "$logs/fastpath-tree" >/dev/null 2>&1
+	rm -rf "$logs/fastpath-tree" "$logs/fastpath-obj"
+	return $rc
+}
+
+fastpath_reference_run() {
 	local n kernel tree=$logs/fastpath-tree obj=$logs/fastpath-obj out=$logs/fastpath
 	[ -n "$src" ] || { echo "no linux-source tree"; return 1; }
 	n=$(patch_number '*-locking-seqlock-Add-tracepoints-*') || return 1
@@ -88,8 +98,6 @@ PY
 	git -C "$tree" -c user.name=test -c user.email=test@localhost \
 		am -q "${patches[@]:n-1:1}" || { echo "patch $n does not apply"; return 1; }
 	fastpath_compile "$tree" "$obj" "$out/patched" || return 1
-	git -C "$src" worktree remove --force "$tree" >/dev/null 2>&1
-	rm -rf "$obj"
 
 	echo "the parent against the patch: the xor must show"
 	! "$top/tests/fastpath.py" "$out/parent/timekeeping.o" "$out/patched/timekeeping.o" \
