@@ -105,3 +105,9 @@ hangs() {
 	! pgrep -f "qemu-system.*$f" >/dev/null
 }
 check "run-guest: a hung guest is killed after --timeout in one line (exit 124), log kept with its vCPUs' instruction pointers" hangs
+# QEMU's TCG livelock cannot be summoned at will: host/vcpu-watch's verdict
+# is checked against a fake monitor replaying the vCPU pointers seen in it.
+for scenario in livelock idle legit transient; do
+	check "host/vcpu-watch: $scenario vCPUs $([ $scenario = livelock ] && echo "are named a livelock (run-guest then stops the guest: exit 124)" || echo "are not called a livelock")" \
+		/usr/bin/python3 "$top/tests/vcpu_watch.py" "$scenario"
+done
