@@ -141,7 +141,7 @@ for labs_lab in vdso-vs-syscall:vdso_judge writer-rate:rate_judge lockout:lockou
 		case $labs_rule in
 		vdso_judge) labs_what="the syscall run's reads retry at ktime_get_real_ts64; the vDSO run's reach no kernel reader and retry nowhere, though writes go on" ;;
 		rate_judge) labs_what="the retry share grows with the writer rate (the most write sections: above 2x the fewest, at least half the largest)" ;;
-		window_judge) labs_what="a write section as long as timekeeping_advance() makes a read that meets it lose 3x or more what the copy-only section does, at the median, with frlock and with seqcount" ;;
+		window_judge) labs_what="a write section as long as timekeeping_advance() makes a read that meets it lose 3x or more what the copy-only section does, at the median (the least disturbed of 5 runs), with frlock and with seqcount" ;;
 		lockout_judge) labs_what="rwlock's writer wait p99 grows with readers (2 readers >= 3x none), frlock's stays 3x below rwlock's with the same readers (its microsecond p99 moves several-fold between runs)" ;;
 		starve_judge) labs_what="the retries-per-read tail grows with the write rate (reads needing >= 2 retries per million: the most write sections' above 2x the fewest's, at least half the largest)" ;;
 		paths_judge) labs_what="renames anywhere make rename_lock retry, renames of the looked-up files make d_seq retry (10x more than renames elsewhere), no writer almost none" ;;
