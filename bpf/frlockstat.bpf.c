@@ -39,6 +39,8 @@ __s64 drop_last_err = 0;
 
 static __always_inline void drop(long err, enum drop_map map)
 {
+	/* A map update's error has only its low 32 bits set before 6.4 (maps.bpf.h). */
+	err = (int)err;
 	__sync_fetch_and_add(&drops, 1);
 	if (err == -16 /* EBUSY */)
 		__sync_fetch_and_add(&drops_busy, 1);

@@ -19,7 +19,13 @@ bpf_map_lookup_or_try_init_err(void *map, const void *key, const void *init, lon
 	val = bpf_map_lookup_elem(map, key);
 	if (val)
 		return val;
-	err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	/*
+	 * (int): before 6.4's "bpf: return long from bpf_map_ops funcs", the
+	 * verifier turns this call into one of the map's int-returning
+	 * update op, so -EEXIST arrives as 0xffffffef with the upper half
+	 * clear, and a 64-bit compare with -17 misses it.
+	 */
+	err = (int)bpf_map_update_elem(map, key, init, BPF_NOEXIST);
 	*errp = err;
 	if (err && err != -17 /* EEXIST */)
 		return 0;
