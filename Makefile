@@ -115,13 +115,17 @@ TORTURE_S ?= 300
 test-long: deps
 	tests/run --long '$(subst ','\'',$(TORTURE_S))'
 
-# make bench [RUNS=n] [PAIRS=n] [SECS=s]: bench/run checks its arguments itself.
+# make bench [RUNS=n] [PAIRS=n] [SECS=s] [HOLDS=us,...] [WORKLOADS=gtod,paths]:
+# bench/run checks its arguments itself.
 RUNS ?= 3
 PAIRS ?= 10
 SECS ?= 5
+HOLDS ?= 1,10,100
+WORKLOADS ?= gtod,paths
 bench: deps
 	bench/run --runs '$(subst ','\'',$(RUNS))' --pairs '$(subst ','\'',$(PAIRS))' \
-		--seconds '$(subst ','\'',$(SECS))'
+		--seconds '$(subst ','\'',$(SECS))' --holds '$(subst ','\'',$(HOLDS))' \
+		--workloads '$(subst ','\'',$(WORKLOADS))'
 
 # make lab NAME=<lab> [QUICK=1]: one teaching lab (labs/README.md); labs/lab
 # checks NAME first (no lab, or an unknown one: the list, exit 2).

@@ -3,10 +3,13 @@
 # booted kernel and prints one "bench KIND key=value..." line per figure,
 # which bench/report turns into the table and the JSON.
 #
-# usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS	frlock_bench: read, lockout, window, write
+# usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS HOLDS	frlock_bench: read, lockout,
+#							window (each hold of the
+#							comma-separated HOLDS, us), write
 #        guest.sh refscale LOOPS RUNS ROUNDS	the kernel's refscale: ns per read
-#        guest.sh gtod KERNEL SECONDS RUN		gettimeofday(2) calls/s and path
-#							lookups/s, 2 threads each
+#        guest.sh gtod KERNEL SECONDS RUN WORKLOADS	gettimeofday(2) calls/s (gtod)
+#							and path lookups/s (paths), 2
+#							threads each, as WORKLOADS lists
 #        guest.sh tracing SECONDS PAIRS		the same, nothing attached against
 #							each tracer attached, PAIRS times
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +17,7 @@ top=${here%/bench}
 tmp=$(mktemp -d /tmp/bench.XXXXXX)
 pids=
 trap 'for p in $pids; do kill -INT $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
-usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS | refscale LOOPS RUNS ROUNDS | gtod KERNEL SECONDS RUN | tracing SECONDS PAIRS" >&2; exit 2; }
+usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS HOLDS | refscale LOOPS RUNS ROUNDS | gtod KERNEL SECONDS RUN WORKLOADS | tracing SECONDS PAIRS" >&2; exit 2; }
 die() { echo "guest.sh: $*" >&2; exit 1; }
 . "$top/guest-rootfs/lib.sh"
 num() { case $1 in '' | *[!0-9]*) usage ;; esac; }
@@ -115,19 +118,21 @@ detach() {
 
 case ${1:-} in
 locks)
-	[ $# -eq 4 ] || usage
+	[ $# -eq 5 ] || usage
 	num "$2"; num "$3"; num "$4"
+	holds=$(echo "$5" | tr , ' ')
+	for hold in $holds; do num "$hold"; done
 	for r in 1 2; do
 		EXTRA= frlock_bench test=read readers=$r loops="$2" rounds="$3"
 	done
 	for r in 0 1 2; do
 		EXTRA= frlock_bench test=lockout readers=$r duration_ms="$4"
 	done
-	# Readers that arrive mid-write: sections held 1, 10 and 100 us longer
-	# than the copy, with the clock read from the CPU's counter and from
-	# the clocksource (the HPET under TCG without tsc=reliable).
+	# Readers that arrive mid-write: sections held HOLDS us longer than
+	# the copy, with the clock read from the CPU's counter and from the
+	# clocksource (the HPET under TCG without tsc=reliable).
 	for clock in cycles clocksource; do
-		for hold in 1 10 100; do
+		for hold in $holds; do
 			EXTRA= frlock_bench test=window hold_us=$hold period_us=4000 readers=1 \
 				clock=$clock duration_ms="$4" rounds=1
 		done
@@ -170,10 +175,15 @@ refscale)
 	done
 	;;
 gtod)
-	[ $# -eq 4 ] || usage
+	[ $# -eq 5 ] || usage
 	num "$3"; num "$4"
-	echo "bench gtod kernel=$2 run=$4 calls_per_s=$(gtod_rate "$3")"
-	echo "bench paths kernel=$2 run=$4 lookups_per_s=$(path_rate "$3")"
+	for w in $(echo "$5" | tr , ' '); do
+		case $w in
+		gtod) echo "bench gtod kernel=$2 run=$4 calls_per_s=$(gtod_rate "$3")" ;;
+		paths) echo "bench paths kernel=$2 run=$4 lookups_per_s=$(path_rate "$3")" ;;
+		*) usage ;;
+		esac
+	done
 	;;
 tracing)
 	# Pairs inside one boot: nothing attached, then the tool (or the tool

@@ -74,6 +74,14 @@ runs_zero() {
 check "bench/run: --runs 0 is a usage error, nothing created" runs_zero
 check "bench/run: an unknown option is a usage error" expect_fail 2 "unknown option '--fast'" \
 	"$top/bench/run" --fast
+check "bench/run: a hold not below the writer's period is a usage error" \
+	expect_fail 2 "5000 us is not below the writer's 4000 us period" \
+	"$top/bench/run" --holds 1,5000 --out "$logs/bench-bad"
+check "bench/run: a hold given twice is a usage error" expect_fail 2 "lists 10 us twice" \
+	"$top/bench/run" --holds 10,010 --out "$logs/bench-bad"
+check "bench/run: an unknown workload is a usage error" \
+	expect_fail 2 "wants gtod, paths or both, comma-separated, not 'mmap'" \
+	"$top/bench/run" --workloads mmap --out "$logs/bench-bad"
 # Its own existing folder, so that it never depends on the smoke run above
 # (were it missing, the check would run a whole bench).
 existing_out() {
