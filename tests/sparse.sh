@@ -1,7 +1,7 @@
 # sparse (make C=2) on the C files the series touches, on the tree without
 # and with the series: the series must add no warning. Sourced by
 # tests/host.sh, with $src (the linux-source repository), $build, $logs and
-# the patches array. Uses its own worktree and object directory, configured
+# the series_patches array. Uses its own worktree and object directory, configured
 # as the frlock kernel is, so it never disturbs kernel/build's.
 
 sparse_run() {
@@ -24,9 +24,9 @@ sparse_run() {
 sparse_check() {
 	command -v sparse >/dev/null || { echo "sparse is missing: run 'make deps'"; return 1; }
 	local kernel tree=$logs/sparse-tree obj=$logs/sparse-obj
-	kernel=$("$build" --variant frlock --cached-only --quiet) || { echo "no frlock kernel"; return 1; }
+	kernel=$("$build" --series frlock --cached-only --quiet) || { echo "no frlock kernel"; return 1; }
 	# The objects the series' C files build into, when the config builds them.
-	mapfile -t sparse_objs < <(sed -n 's|^diff --git a/\(.*\)\.c b/.*|\1.o|p' "${patches[@]}" | sort -u)
+	mapfile -t sparse_objs < <(sed -n 's|^diff --git a/\(.*\)\.c b/.*|\1.o|p' "${series_patches[@]}" | sort -u)
 	git -C "$src" worktree remove --force "$tree" >/dev/null 2>&1
 	rm -rf "$tree" "$obj"
 	git -C "$src" worktree add -q --detach "$tree" base || return 1
@@ -39,14 +39,14 @@ sparse_check() {
 	# those kernel/build's object directory has.
 	local o d keep=()
 	for o in "${sparse_objs[@]}"; do
-		for d in "$(dirname "$(dirname "$kernel")")"/obj/frlock-*/; do
+		for d in "$(dirname "$(dirname "$kernel")")"/obj/guest-*/; do
 			[ -f "$d$o" ] && { keep+=("$o"); break; }
 		done
 	done
 	sparse_objs=("${keep[@]}")
 	echo "objects: ${sparse_objs[*]}"
 	sparse_run "$tree" "$obj" "$logs/sparse.stock" || return 1
-	git -C "$tree" -c user.name=test -c user.email=test@localhost am -q "${patches[@]}" ||
+	git -C "$tree" -c user.name=test -c user.email=test@localhost am -q "${series_patches[@]}" ||
 		{ echo "the series does not apply"; return 1; }
 	sparse_run "$tree" "$obj" "$logs/sparse.frlock" || return 1
 	git -C "$src" worktree remove --force "$tree" >/dev/null 2>&1
