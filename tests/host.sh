@@ -123,22 +123,39 @@ fi
 
 # --- Builds ---------------------------------------------------------------
 
-# Every prefix of the seqcount series, then of the frlock series on top of
-# it, in the order they apply: every patch must build on its own. The
-# builds share one object directory and the compiler cache, so each is
-# incremental on the one before; each is cached by its inputs.
-for n in $(seq 1 ${#seqcount_patches[@]}); do
-	check "kernel builds with the seqcount series' patches 1-$n" \
-		"$build" --series seqcount --patches "$n"
-done
-for n in $(seq 1 $((${#frlock_patches[@]} - 1))); do
-	check "kernel builds with the seqcount series and the frlock series' patches 1-$n" \
-		"$build" --series frlock --patches "$n"
-done
+# The kernels the checks below boot or read: the seqcount series alone,
+# the frlock series up to the timekeeping conversion (the layout check's
+# reference), and both whole. They share one object directory and the
+# compiler cache, so each is incremental on the one before, and each is
+# cached by its inputs. make test-long builds every other prefix too, and
+# the other configurations (kernel/coverage).
+check "kernel builds with the seqcount series" "$build" --series seqcount
+read -r _ tk_n < <("$top/kernel/patch-number" '*-timekeeping-Convert-*')
+check "kernel builds with the seqcount series and the frlock series' patches 1-$((tk_n - 1))" \
+	"$build" --series frlock --patches $((tk_n - 1))
 kernel=
 build_full() { kernel=$("$build" --series frlock); }
 check "kernel builds with both series whole" build_full
 kernel=$("$build" --series frlock --quiet 2>/dev/null)
+
+if [ -n "${long:-}" ]; then
+	# Every patch must build on its own: every other prefix, in order.
+	for n in $(seq 1 $((${#seqcount_patches[@]} - 1))); do
+		check "kernel builds with the seqcount series' patches 1-$n" \
+			"$build" --series seqcount --patches "$n"
+	done
+	for n in $(seq 1 $((${#frlock_patches[@]} - 1))); do
+		[ "$n" = $((tk_n - 1)) ] && continue
+		check "kernel builds with the seqcount series and the frlock series' patches 1-$n" \
+			"$build" --series frlock --patches "$n"
+	done
+	# The configurations the kernel's build bots use (kernel/coverage).
+	relay < <("$top/kernel/coverage")
+	# The series on a weakly ordered architecture: the arm64 kernel that
+	# tests/arm64-boot.sh boots.
+	check "arm64: the series cross-builds (kernel/build-arm64, gcc-aarch64-linux-gnu)" \
+		"$top/kernel/build-arm64" --quiet
+fi
 
 # tk_core's layout against the prefix before the timekeeping patch.
 # shellcheck source=tests/layout.sh

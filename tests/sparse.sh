@@ -21,10 +21,32 @@ sparse_run() {
 	sed -E "s|^$tree/||; s|^([^:]+):[0-9]+:[0-9]+: |\1: |" "$out.raw" | sort >"$out"
 }
 
+# The two reports are kept under the build cache, keyed by everything that
+# went into them; a warm make test compares them again without compiling.
 sparse_check() {
 	command -v sparse >/dev/null || { echo "sparse is missing: run 'make deps'"; return 1; }
-	local kernel tree=$logs/sparse-tree obj=$logs/sparse-obj
+	local kernel key out
 	kernel=$("$build" --series frlock --cached-only --quiet) || { echo "no frlock kernel"; return 1; }
+	key=$( { git -C "$src" rev-parse base; sed -n '/^diff --git /,/^-- $/p' "${series_patches[@]}"
+		cat "$kernel/config" "$top/tests/sparse.sh"; gcc --version | head -1; sparse --version; } |
+		sha256sum | cut -c1-16)
+	out=$cache/checks/sparse-$key
+	if [ ! -f "$out/.complete" ]; then
+		rm -rf "$out.tmp" && mkdir -p "$out.tmp"
+		sparse_reports "$kernel" "$out.tmp" || return 1
+		touch "$out.tmp/.complete" && rm -rf "$out" && mv "$out.tmp" "$out"
+	else
+		echo "reports made earlier from the same inputs: $out"
+	fi
+	echo "sparse reports: $(wc -l <"$out/sparse.stock") without the series, $(wc -l <"$out/sparse.frlock") with it"
+	local new
+	new=$(comm -13 "$out/sparse.stock" "$out/sparse.frlock")
+	[ -z "$new" ] || { echo "new sparse reports:"; echo "$new"; return 1; }
+}
+
+# sparse_reports KERNEL OUT: sparse.stock and sparse.frlock into OUT.
+sparse_reports() {
+	local kernel=$1 out=$2 tree=$logs/sparse-tree obj=$logs/sparse-obj
 	# The objects the series' C files build into, when the config builds them.
 	mapfile -t sparse_objs < <(sed -n 's|^diff --git a/\(.*\)\.c b/.*|\1.o|p' "${series_patches[@]}" | sort -u)
 	git -C "$src" worktree remove --force "$tree" >/dev/null 2>&1
@@ -45,14 +67,11 @@ sparse_check() {
 	done
 	sparse_objs=("${keep[@]}")
 	echo "objects: ${sparse_objs[*]}"
-	sparse_run "$tree" "$obj" "$logs/sparse.stock" || return 1
+	sparse_run "$tree" "$obj" "$out/sparse.stock" || return 1
 	git -C "$tree" -c user.name=test -c user.email=test@localhost am -q "${series_patches[@]}" ||
 		{ echo "the series does not apply"; return 1; }
-	sparse_run "$tree" "$obj" "$logs/sparse.frlock" || return 1
+	sparse_run "$tree" "$obj" "$out/sparse.frlock" || return 1
 	git -C "$src" worktree remove --force "$tree" >/dev/null 2>&1
-	echo "sparse reports: $(wc -l <"$logs/sparse.stock") without the series, $(wc -l <"$logs/sparse.frlock") with it"
-	local new
-	new=$(comm -13 "$logs/sparse.stock" "$logs/sparse.frlock")
-	[ -z "$new" ] || { echo "new sparse reports:"; echo "$new"; return 1; }
+	rm -rf "$obj"
 }
 check "sparse: the series' C files gain no sparse warning (make C=2)" sparse_check
