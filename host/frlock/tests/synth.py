@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Synthetic feeds for the unit tests: records shaped as frlockstat -j -c
+and gtod-load -j write them, with counts chosen by the test."""
+
+import json
+
+
+def hist(*buckets):
+    """hist((1024, 5), (4096, 2)): log2 buckets from their lower bounds."""
+    return [{"min": lo, "max": max(lo, 2 * lo - 1), "count": n} for lo, n in buckets]
+
+
+def stat(lock, kind, ts, writes, retries=0, retried=0, waits=0, dt=1.0, hold=None,
+         lost=None, rpr=None, v=2, **extra):
+    r = {"type": "frlockstat", "v": v, "time": "00:00:%02d" % (ts % 60), "ts": ts,
+         "interval_s": 1, "dt": dt, "lock": lock, "kind": kind, "name": lock,
+         "writes": writes, "retried_reads": retried, "retries": retries, "waits": waits,
+         "top_writer": "w_" + lock.replace(".", "_"), "top_reader": "-",
+         "hold_ns": hold if hold is not None else hist((1024, writes)),
+         "retries_per_read": rpr if rpr is not None else (hist((1, retried)) if retried else []),
+         "lost_ns": lost if lost is not None else (hist((8192, retried)) if retried else [])}
+    if v is None:
+        del r["v"]
+    r.update(extra)
+    return r
+
+
+def caller(lock, kind, site, n, frm=None, ns=0, lock_kind="frlock"):
+    r = {"type": "frlockstat_caller", "v": 2, "lock": lock, "lock_kind": lock_kind,
+         "kind": kind, "caller": site, "count": n, "total_ns": ns, "count_total": n}
+    if frm is not None:
+        r["from"] = frm
+    return r
+
+
+def load(ts, total, dt=1.0, writes=200.0, via="syscall", t=None):
+    return {"type": "load", "v": 2, "t": t if t is not None else ts, "dt": dt, "ts": ts,
+            "via": via, "calls": [total / 2, total / 2], "total": total, "writes": writes}
+
+
+def summary(reads, secs, via="syscall"):
+    return {"type": "load_summary", "v": 2, "via": via, "threads": 2, "total_count": reads,
+            "duration_s": secs, "writes": 200.0, "write_rate": 200}
+
+
+def lines(records):
+    return [json.dumps(r).encode() for r in records]
