@@ -263,7 +263,7 @@ check "run-guest: --kernel naming nothing" \
 	usage_error "--kernel wants a bzImage or a kernel/build directory" "$rg" --kernel "$faults/none"
 check "run-guest: --kernel without a value (followed by another option)" \
 	usage_error "option '--kernel' needs a value" "$rg" --kernel --exec true
-check "run-guest: --smp 256 is out of range" usage_error "--smp wants a number of CPUs from 1 to 255" "$rg" --smp 256
+check "run-guest: --smp 256 is out of range" usage_error "--smp wants a number of guest vCPUs from 1 to 255" "$rg" --smp 256
 check "run-guest: --smp 0 is out of range" usage_error "--smp wants" "$rg" --smp 0
 check "run-guest: --mem 512 is too small" usage_error "--mem wants a size in MB from 1024" "$rg" --mem 512
 check "run-guest: --mem over the host's memory" usage_error "(the host's memory)" "$rg" --mem 9999999
@@ -313,8 +313,8 @@ check "run-guest --accel kvm: KVM that a probe found unusable, one line (exit 12
 
 check "make run: FRLOCK_KERNEL that is no kernel/build directory (exit 2)" \
 	bash -c "FRLOCK_KERNEL='$faults' '$top/host/frlock-run' --check 2>&1 |
-		grep -qx \"make run: FRLOCK_KERNEL must be a kernel/build directory, not '$faults'\"; test \${PIPESTATUS[0]} -eq 2"
+		grep -qx \"make run: FRLOCK_KERNEL wants a kernel/build directory, not '$faults'\"; test \${PIPESTATUS[0]} -eq 2"
 check "make run: MEM over the host's memory (exit 2)" \
-	bash -c "'$top/host/frlock-run' --check --mem 9999999 2>&1 | grep -q \"^make run: MEM must be .*(the host's), not '9999999'\$\"; test \${PIPESTATUS[0]} -eq 2"
+	bash -c "'$top/host/frlock-run' --check --mem 9999999 2>&1 | grep -q \"^make run: MEM wants .*(the host's memory), not '9999999'\$\"; test \${PIPESTATUS[0]} -eq 2"
 check "make run: an option without its value (exit 2)" \
 	bash -c "'$top/host/frlock-run' --duration 2>&1 | grep -qx \"make run: option '--duration' needs a value\"; test \${PIPESTATUS[0]} -eq 2"

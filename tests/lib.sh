@@ -103,20 +103,15 @@ guest_job() {
 	shift 2
 	_g_t0=$(date +%s)
 	progress "guest $_g_name" "$logs/guest-$_g_name.out"
-	"$top/host/run-guest" "$@" >"$logs/guest-$_g_name.out" 2>"$logs/guest-$_g_name.err"
+	# --retry-livelock: a guest caught in QEMU's multi-threaded TCG
+	# livelock (a stale translation of kernel text patched while a tracer
+	# attached) is not the guest's fault: the job runs once more, and
+	# run-guest says so on stderr.
+	"$top/host/run-guest" --retry-livelock "$@" >"$logs/guest-$_g_name.out" \
+		2>"$logs/guest-$_g_name.err"
 	_g_rc=$?
-	# A livelock that run-guest pins on QEMU's multi-threaded TCG (a stale
-	# translation of kernel text patched while a tracer attached) is not
-	# the guest's fault: the job runs once more, and says so.
-	if [ "$_g_rc" -eq 124 ] && grep -q "livelock in QEMU's TCG" "$logs/guest-$_g_name.err"; then
-		echo "# guest $_g_name: $(grep -o "livelock in QEMU's TCG[^;]*" "$logs/guest-$_g_name.err" | head -1);" \
-			"running the job again (first attempt: $logs/guest-$_g_name.livelock.err)"
-		mv "$logs/guest-$_g_name.out" "$logs/guest-$_g_name.livelock.out"
-		mv "$logs/guest-$_g_name.err" "$logs/guest-$_g_name.livelock.err"
-		"$top/host/run-guest" "$@" >"$logs/guest-$_g_name.out" 2>"$logs/guest-$_g_name.err"
-		_g_rc=$?
-	fi
 	progress_end
+	grep "running the job again" "$logs/guest-$_g_name.err" | sed "s/^/# guest $_g_name: /"
 	relay <"$logs/guest-$_g_name.out"
 	_g_took=" [$(($(date +%s) - _g_t0)) s]"
 	if [ "$_g_rc" -eq 0 ]; then

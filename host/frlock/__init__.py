@@ -22,3 +22,7 @@ Entry points live in host/ (run-guest, dashboard, report, lab-analyse,
 judge-agreement) so that `import frlock` resolves from the script's own
 directory; dashboards/server and dashboards/report are symlinks to them.
 """
+
+import os
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

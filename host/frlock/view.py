@@ -470,16 +470,16 @@ class View:
         lk = self.locks.get(name) if name else None
         snap = {
             "schema": feed.SCHEMA, "ended": self.ended,
-            "locks": {"columns": LOCK_COLUMNS,
+            "locks": {"columns": list(LOCK_COLUMNS),
                       "rows": [r["cells"] for r in self.lock_rows()],
                       "seconds": round(self.span(), 3)},
             "detail": {"lock": name, "why": why, "kind": lk.kind if lk else None},
-            "rows": {"columns": ROW_COLUMNS, "rows": [r["cells"] for r in lk.rows] if lk else []},
+            "rows": {"columns": list(ROW_COLUMNS), "rows": [r["cells"] for r in lk.rows] if lk else []},
             "lost": self.lost_line(), "skipped": self.skipped_line(),
             "skipped_counts": self.skipped(),
         }
         callers, more = self.caller_rows(lk) if lk else ([], 0)
-        snap["callers"] = {"columns": CALLER_COLUMNS, "rows": callers, "more": more,
+        snap["callers"] = {"columns": list(CALLER_COLUMNS), "rows": callers, "more": more,
                            "note": None if self.with_callers else
                            "no call sites: frlockstat ran without -c"}
         done = lk.intervals[:lk.done] if lk else []

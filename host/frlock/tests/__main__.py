@@ -27,8 +27,8 @@ class Result(unittest.TestResult):
         d = test.shortDescription() or test.id()
         return d + (" [%d s]" % took if took >= 2 else "")
 
-    def _diag(self, err):
-        text = self._exc_info_to_string(err, None)
+    def _diag(self, err, test):
+        text = self._exc_info_to_string(err, test)
         for line in text.rstrip().splitlines()[-20:]:
             print("#   " + line)
 
@@ -39,12 +39,12 @@ class Result(unittest.TestResult):
     def addFailure(self, test, err):
         super().addFailure(test, err)
         print("not ok - " + self._desc(test), flush=True)
-        self._diag(err)
+        self._diag(err, test)
 
     def addError(self, test, err):
         super().addError(test, err)
         print("not ok - " + self._desc(test), flush=True)
-        self._diag(err)
+        self._diag(err, test)
 
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
