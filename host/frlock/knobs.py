@@ -12,13 +12,13 @@ KNOBS_SH = os.path.join(TOP, "guest-rootfs", "knobs.sh")
 
 
 def table():
-    """{name: (least, most or "mem", what)} from knobs.sh."""
+    """{name: (least, most or "mem" or "duration", what)} from knobs.sh."""
     with open(KNOBS_SH) as f:
         block = re.search(r"^KNOBS='\n(.*?)^'", f.read(), re.M | re.S).group(1)
     out = {}
     for line in block.splitlines():
         name, least, most, what = line.split(None, 3)
-        out[name] = (int(least), most if most == "mem" else int(most), what)
+        out[name] = (int(least), most if most in ("mem", "duration") else int(most), what)
     return out
 
 
@@ -35,15 +35,16 @@ def mem_max():
     return 1048576
 
 
-def check(name, value, label, most=None):
+def check(name, value, label, duration=None):
     """None if value (a string) is a whole number within name's bounds
-    (most lowers the top), else the one line that refuses it."""
+    (duration: the most of a knob bounded by the duration), else the one
+    line that refuses it."""
     least, top, what = table()[name]
-    host = ""
+    host, to = "", None
     if top == "mem":
         top, host = mem_max(), " (the host's memory)"
-    if most is not None:
-        top = most
+    elif top == "duration":
+        top, to = duration, "the duration (%d)" % duration
     if re.fullmatch(r"[0-9]{1,7}", value) and least <= int(value) <= top:
         return None
-    return "%s wants %s from %d to %d%s, not '%s'" % (label, what, least, top, host, value)
+    return "%s wants %s from %d to %s%s, not '%s'" % (label, what, least, to or top, host, value)

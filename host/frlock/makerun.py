@@ -75,7 +75,7 @@ def parse(argv):
             raise Refused(why)
     why = knobs.check("interval", k["interval"], "INTERVAL", int(k["duration"]))
     if why:
-        raise Refused(why + " (at most DURATION)")
+        raise Refused(why)
     for name, allowed in (("via", ("syscall", "vdso")), ("accel", ("auto", "kvm", "tcg")),
                           ("prometheus", ("0", "1"))):
         if k[name] not in allowed:

@@ -6,10 +6,13 @@ its own exit status, in one line naming the console log, and
 --retry-livelock boots it once more, showing only the second attempt's
 output; a panic and a timeout keep their statuses."""
 
+import hashlib
 import os
+import stat
 import subprocess
 import tempfile
 import threading
+import time
 import unittest
 
 from frlock import runner, vcpuwatch
@@ -141,6 +144,103 @@ class Runner(unittest.TestCase):
         self.assertIn("guest timed out after 3 s; console log: ", err[0])
         with open(err[0].split("console log: ")[1]) as f:
             self.assertIn("CPU0 RIP=ffffffff8102a21a amd_e400_idle+0x3a", f.read())
+
+
+class BadInput(unittest.TestCase):
+    """Refused before anything is built or booted: exit 2, the first line
+    on stderr names the fault, the rest is the usage, nothing on stdout,
+    within 10 s."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="frlock-runner-usage.")
+        self.d = self.tmp.name
+        self.notbz = os.path.join(self.d, "not-a-bzimage")
+        with open(self.notbz, "w") as f:
+            f.write("not a kernel\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def refused(self, want, *args, env=None):
+        t0 = time.monotonic()
+        p = subprocess.run([os.path.join(HOST, "run-guest")] + list(args), env=env,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        err = p.stderr.splitlines()
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(want, err[0])
+        self.assertTrue(err[1].startswith("usage:"), err)
+        self.assertTrue(all(ln.startswith(("usage:", " ")) for ln in err[1:]), err)
+        self.assertEqual(p.stdout, "")
+        self.assertLess(time.monotonic() - t0, 10)
+
+    def test_usage(self):
+        """run-guest: bad options and files are refused in one line with the usage (exit 2)"""
+        d, nb = self.d, self.notbz
+        for want, args in (
+                ("unknown option '--bogus'", ["--bogus"]),
+                ("--kernel: '%s' is not a bzImage" % nb, ["--kernel", nb]),
+                ("holds no bzImage", ["--kernel", d]),
+                ("--kernel wants a bzImage or a kernel/build directory", ["--kernel", d + "/none"]),
+                ("option '--kernel' needs a value", ["--kernel", "--exec", "true"]),
+                ("--smp wants a number of guest vCPUs from 1 to 255, not '256'", ["--smp", "256"]),
+                ("--smp wants", ["--smp", "0"]), ("--smp wants", ["--smp", "two"]),
+                ("--mem wants a size in MB from 1024", ["--mem", "512"]),
+                ("(the host's memory)", ["--mem", "9999999"]),
+                ("--timeout wants seconds", ["--timeout", "abc"]),
+                ("--accel wants auto, kvm or tcg, not 'xen'", ["--accel", "xen"]),
+                ("--add: no such file", ["--add", d + "/none"]),
+                ("--results: '%s' is not a directory" % nb, ["--results", nb]),
+                ("--port: cannot write '%s/none/feed'" % d, ["--port", "feed=%s/none/feed" % d]),
+                ("--port wants NAME=HOSTFILE", ["--port", "Feed=x"]),
+                ("--port: 'status' is taken", ["--port", "status=%s/x" % d]),
+                ("--hostfwd wants HOSTPORT:GUESTPORT", ["--hostfwd", "0.0.0.0:9100:9100"])):
+            with self.subTest(args=args):
+                self.refused(want, *args)
+
+    def no_kvm(self, dev, why, cache=None):
+        env = dict(os.environ, FRLOCK_KVM_DEV=dev, FRLOCK_CACHE=cache or self.d + "/cache")
+        t0 = time.monotonic()
+        p = subprocess.run([os.path.join(HOST, "run-guest"), "--accel", "kvm", "--exec", "true"],
+                           env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, runner.FAILED, p.stderr)
+        self.assertEqual(p.stderr.splitlines(), ["run-guest: --accel kvm: no usable KVM (%s); "
+                                                 "use --accel auto or tcg" % why])
+        self.assertLess(time.monotonic() - t0, 10)
+
+    def test_no_kvm_nodev(self):
+        """run-guest --accel kvm: a /dev/kvm with no driver behind it: one line (exit 125)"""
+        nodev = os.path.join(self.d, "kvm-nodev")
+        try:
+            os.mknod(nodev, 0o600 | stat.S_IFCHR, os.makedev(0, 0))
+        except PermissionError:
+            self.skipTest("mknod is not allowed here")
+        try:
+            os.close(os.open(nodev, os.O_RDWR))
+            why = None
+        except OSError as e:
+            why = e.strerror
+        self.assertIsNotNone(why, "a 0:0 device node opened")
+        self.no_kvm(nodev, "kvm: cannot open %s: %s" % (nodev, why))
+
+    def test_no_kvm(self):
+        """run-guest --accel kvm: a /dev/kvm missing, not a device or found unusable: one line (exit 125) before anything is built"""
+        self.no_kvm(self.d + "/none", "kvm: no %s/none" % self.d)
+        self.no_kvm(self.d, "kvm: %s is not a device" % self.d)
+        # A device that opens, but an earlier probe found that guests do
+        # not boot on it (a nested KVM that crawls): the cached verdict.
+        cache = os.path.join(self.d, "cache-kvm")
+        os.makedirs(os.path.join(cache, "accel"))
+        qemu = os.environ.get("QEMU", "qemu-system-x86_64")
+        version = subprocess.run([qemu, "--version"], stdout=subprocess.PIPE,
+                                 text=True).stdout.splitlines()[0]
+        f = os.path.join(cache, "accel", hashlib.sha256(
+            (version + "\n" + os.uname().release + "\n").encode()).hexdigest()[:16])
+        with open(f, "w") as out:
+            out.write("tcg kvm: -cpu host: no boot within 20 s (nested KVM too slow?)\n")
+        self.no_kvm("/dev/null", "kvm: -cpu host: no boot within 20 s (nested KVM too slow?); "
+                    "verdict cached in %s, delete it to probe again" % f, cache)
 
 
 if __name__ == "__main__":
