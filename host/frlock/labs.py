@@ -867,10 +867,10 @@ def analyse(name, d):
     return write_report(name, d, res, meta)
 
 
-def main(argv):
+def main(argv, out=None):
     if len(argv) == 1 and argv[0] == "list":
         for name, lab in sorted(LABS.items(), key=lambda x: x[1]["n"]):
-            print("  %d %-18s %s" % (lab["n"], name, lab["title"]))
+            print("  %d %-18s %s" % (lab["n"], name, lab["title"]), file=out or sys.stdout)
         return 0
     if len(argv) == 2 and argv[0] == "question" and argv[1] in ANALYSE:
         lab = LABS[argv[1]]
