@@ -44,7 +44,7 @@ KNOWN_VERSIONS = (1, SCHEMA)
 
 TYPES = ("frlockstat", "frlockstat_caller", "frlockstat_drops", "frlockstat_missed",
          "load", "load_summary", "feed_end")
-HISTS = ("hold_ns", "retries_per_read", "lost_ns")
+HISTS = ("hold_ns", "retries_per_read", "lost_ns", "wait_ns", "retry_lb_ns")
 
 
 def _num(v):
@@ -71,17 +71,29 @@ def _counts(d):
 
 # Per type: the fields every record of it has, and their kinds; then the
 # optional ones, checked when present.
+def _lost(d):
+    return isinstance(d, dict) and _count(d.get("ns")) and isinstance(d.get("bound"), bool)
+
+
+def _addr(a):
+    return a is None or _str(a)
+
+
+# Per type: the fields every record of it has, and their kinds; then the
+# optional ones, checked when present. A field a lock's events cannot
+# tell is left out (frlockstat v2): a seqcount's retried reads, a kernel
+# without read ends' retries_per_read and lost_ns, waits before series v4.
 FIELDS = {
     "frlockstat": ({"ts": _num, "interval_s": _num, "dt": _num, "lock": _str,
                     "kind": lambda k: k in ("frlock", "seqcount"),
-                    "writes": _count, "retried_reads": _count, "retries": _count,
-                    "hold_ns": _hist, "retries_per_read": _hist, "lost_ns": _hist},
-                   {"waits": _count, "time": _str, "top_writer": _str, "top_reader": _str,
-                    "addr": _str}),
+                    "writes": _count, "retries": _count, "hold_ns": _hist},
+                   {"retried_reads": _count, "waits": _count, "retries_per_read": _hist,
+                    "lost_ns": _hist, "wait_ns": _hist, "retry_lb_ns": _hist, "lost": _lost,
+                    "time": _str, "top_writer": _str, "top_reader": _str, "addr": _addr}),
     "frlockstat_caller": ({"lock": _str, "kind": _str, "caller": _str, "count": _count},
                           {"total_ns": _count, "from": _str, "lock_kind": _str}),
-    "frlockstat_drops": ({"drops": _count}, {"by_map": _counts, "full": _count,
-                                             "busy": _count, "other": _count}),
+    "frlockstat_drops": ({"drops": _count}, {"full": _count, "busy": _count,
+                                             "other": _count}),
     "frlockstat_missed": ({"missed": _count}, {"by_event": _counts}),
     "load": ({"t": _num, "dt": _num, "ts": _num, "total": _num},
              {"writes": _num, "via": lambda v: v in ("syscall", "vdso")}),
@@ -138,6 +150,10 @@ def classify(raw):
         return "unknown", rec, "unknown record type %r" % rec.get("type")
     if not _valid(rec):
         return "malformed", None, "bad fields for type %r" % rec.get("type")
+    if v == 1 and rec["type"] == "frlockstat" and rec["kind"] == "frlock":
+        # v1 (the transition above): a frlock's "waits" is a 0 that its
+        # events could not tell; v2 leaves such a field out.
+        rec.pop("waits", None)
     return "record", rec, None
 
 

@@ -139,8 +139,8 @@ def gtod_run(path):
     hold, rpr, lost = {}, {}, {}
     for iv in in_load:
         view.merge(hold, iv["hold_ns"])
-        view.merge(rpr, iv["retries_per_read"])
-        view.merge(lost, iv["lost_ns"])
+        view.merge(rpr, iv.get("retries_per_read", []))
+        view.merge(lost, iv.get("lost_ns", []))
     sites = {}
     gtod_retried = other_retried = 0
     for (kind, caller, frm), (n, ns) in lk.callers.items():

@@ -8,8 +8,10 @@ at a time; snapshot() is everything there is to show, cells formatted:
 
   locks      every sequence lock the feed carries, over the whole run, as
              frlockstat's own table: kind, writes/s, hold p50/p99/max,
-             retries/s, waits/s, retried/s, lost p50/p99, top writer and
-             reader;
+             retries/s, waits/s, retried/s, the time readers lost per
+             second ("≥" where it is a lower bound; frlockstat v2's "lost")
+             and its p99, top writer and reader; "-" for a figure the
+             lock's records do not carry;
   detail     one lock, fixed for the run (detail_lock() says which and
              why): its per-interval rows, histograms (whole run and last
              interval), heatmap columns, chart series and call sites;
@@ -48,8 +50,10 @@ KIND_ORDER = {"write": 0, "retry": 1, "wait": 2, "read": 3}
 MAX_CALLERS = 20
 
 LOCK_COLUMNS = ("lock", "kind", "writes/s", "hold p50", "hold p99", "hold max",
-                "retries/s", "waits/s", "retried/s", "lost p50", "lost p99",
+                "retries/s", "waits/s", "retried/s", "lost/s", "lost p99",
                 "writer", "reader")
+# The histograms the page draws (the view keeps every one the feed has).
+CHART_HISTS = ("hold_ns", "retries_per_read", "lost_ns")
 ROW_COLUMNS = ("time", "reads/s", "no retry", "writes/s", "retries/s", "waits/s",
                "retried/s", "hold p50", "hold p99", "hold max")
 CALLER_COLUMNS = ("site", "caller", "from", "count", "mean ns")
@@ -57,6 +61,8 @@ HIST_TITLES = {
     "hold_ns": "write section hold time (ns)",
     "retries_per_read": "retries per retried read",
     "lost_ns": "time a retried read lost (ns)",
+    "wait_ns": "time a reader waited for a write (ns)",
+    "retry_lb_ns": "time a retry lost, at least (ns)",
 }
 
 
@@ -145,6 +151,34 @@ def bound(slot):
     return "=%d" % slot if slot < 2 else "<" + size(1 << slot)
 
 
+def duration_rate(ns, bound):
+    """A duration per second as a cell, as frlockstat prints it: "≥1.2ms"."""
+    ge = "≥" if bound else ""
+    if ns < 1e3:
+        return "%s%.0fns" % (ge, ns)
+    if ns < 1e6:
+        return "%s%.*fus" % (ge, 1 if ns < 1e5 else 0, ns / 1e3)
+    if ns < 1e9:
+        return "%s%.*fms" % (ge, 1 if ns < 1e8 else 0, ns / 1e6)
+    return "%s%.2fs" % (ge, ns / 1e9)
+
+
+def lost99(hists):
+    """The p99 of the time readers lost, as frlockstat prints it: waits
+    (exact), retries' lower bounds and retried reads' losses together;
+    "≥32K" (the bucket's floor) when any of it is a bound, "-" if none."""
+    lost = {}
+    for k in ("wait_ns", "retry_lb_ns", "lost_ns"):
+        for s, c in hists[k].items():
+            lost[s] = lost.get(s, 0) + c
+    p = percentile_slots(lost)
+    if not p:
+        return "-"
+    if hists["retry_lb_ns"] or hists["lost_ns"]:
+        return "≥" + size(slot_min(p[1]))
+    return bound(p[1])
+
+
 def pct_cells(slots):
     p = percentile_slots(slots)
     return [bound(s) for s in p] if p else ["-", "-", "-"]
@@ -177,6 +211,9 @@ class Lock:
         self.rows = []              # the completed intervals' rows
         self.done = 0               # intervals turned into rows
         self.sums = {"writes": 0, "retries": 0, "waits": 0, "retried_reads": 0}
+        self.has = set()            # the optional fields some record of it had
+        self.lost_ns = 0            # frlockstat v2's "lost": reader time lost
+        self.lost_bound = False     # ... of which some is a lower bound
         self.hists = {k: {} for k in feed.HISTS}
         self.callers = {}           # (kind, caller, from) -> [count, total_ns]
         self.top = {"writer": {}, "reader": {}}  # frlockstat's per-interval tops
@@ -273,8 +310,12 @@ class View:
         lk.intervals.append(iv)
         for k in lk.sums:
             lk.sums[k] += rec.get(k, 0)
+        lk.has.update(k for k in ("waits", "retried_reads", "lost") if k in rec)
+        if "lost" in rec:
+            lk.lost_ns += rec["lost"]["ns"]
+            lk.lost_bound = lk.lost_bound or rec["lost"]["bound"]
         for k in feed.HISTS:
-            merge(lk.hists[k], rec[k])
+            merge(lk.hists[k], rec.get(k, []))
         for c in iv["callers"]:
             key = (c["kind"], c["caller"], c.get("from", ""))
             s = lk.callers.setdefault(key, [0, 0])
@@ -346,15 +387,15 @@ class View:
         if reads and self.via != "vdso" and frlock and self.with_callers:
             no_retry = max(0.0, 1.0 - gtod_retried / reads)
         hold = merge({}, iv["hold_ns"])
-        keys = ("hold_ns", "retries_per_read", "lost_ns") if frlock else ("hold_ns",)
+        keys = [k for k in feed.HISTS if iv.get(k)]
         row = {
             "lock": lk.name, "kind": lk.kind,
-            "hists": {k: slots_hist(merge({}, iv[k])) for k in keys},
+            "hists": {k: slots_hist(merge({}, iv[k])) for k in keys or ["hold_ns"]},
             "ts": iv["ts"], "dt": dt, "reads": reads, "reads_s": reads_s,
             "gtod_retried": gtod_retried, "no_retry": no_retry,
             "writes_s": iv["writes"] / dt, "retries_s": iv["retries"] / dt,
-            "waits_s": iv.get("waits", 0) / dt if not frlock else None,
-            "retried_s": iv["retried_reads"] / dt if frlock else None,
+            "waits_s": iv["waits"] / dt if "waits" in iv else None,
+            "retried_s": iv["retried_reads"] / dt if frlock and "retried_reads" in iv else None,
         }
         row["cells"] = [iv.get("time") or "%.0f" % iv["ts"], rate(reads_s), share(no_retry),
                         rate(row["writes_s"]), rate(row["retries_s"]), rate(row["waits_s"]),
@@ -395,14 +436,16 @@ class View:
             reader = self._top(lk, ("retry",), "reader")
             if reader == "-":
                 reader = self._top(lk, ("read",) if fr else ("wait",), None)
-            lost = pct_cells(lk.hists["lost_ns"])[:2]
             out.append({"lock": lk.name, "kind": lk.kind, "cells": [
                 lk.name, lk.kind, rate(per(lk.sums["writes"]), 1)] +
                 pct_cells(lk.hists["hold_ns"]) + [
                 rate(per(lk.sums["retries"]), 1),
-                rate(per(lk.sums["waits"]), 1) if not fr else "-",
-                rate(per(lk.sums["retried_reads"]), 1) if fr else "-"] +
-                lost + [writer, reader]})
+                rate(per(lk.sums["waits"]), 1) if "waits" in lk.has else "-",
+                rate(per(lk.sums["retried_reads"]), 1) if fr and "retried_reads" in lk.has
+                else "-",
+                duration_rate(lk.lost_ns / secs, lk.lost_bound) if "lost" in lk.has and secs > 0
+                else "-",
+                lost99(lk.hists), writer, reader]})
         return out
 
     def _top(self, lk, kinds, field):
@@ -437,10 +480,13 @@ class View:
                 ": " + ", ".join("%s %s" % (e, count(n)) for e, n in sorted(by.items()))
                 if by else ""))
         if self.drops and self.drops["drops"]:
-            by = self.drops.get("by_map", {})
+            by = self.drops.get("by_map")
+            # v1: {map: count}; v2: {map: {"full", "busy", "other"}}
+            by = {m: sum(n.values()) if isinstance(n, dict) else n
+                  for m, n in by.items()} if isinstance(by, dict) else {}
             parts.append("%s dropped (a map update failed%s)" % (
                 count(self.drops["drops"]),
-                ": " + ", ".join("%s %s" % (m, count(n)) for m, n in sorted(by.items()))
+                ": " + ", ".join("%s %s" % (m, count(n)) for m, n in sorted(by.items()) if n)
                 if by else ""))
         return "lost events: " + ("; ".join(parts) if parts else "none reported")
 
@@ -484,8 +530,8 @@ class View:
                            "no call sites: frlockstat ran without -c"}
         done = lk.intervals[:lk.done] if lk else []
         t0 = self._t0()
-        snap["hists"] = {k: self._hist(done, k) for k in feed.HISTS}
-        snap["heat"] = {k: self._heat(done, k, t0) for k in feed.HISTS}
+        snap["hists"] = {k: self._hist(done, k) for k in CHART_HISTS}
+        snap["heat"] = {k: self._heat(done, k, t0) for k in CHART_HISTS}
         snap["series"] = self._series(lk, done, t0)
         snap["numbers"] = self._numbers(lk, done)
         return snap
@@ -498,8 +544,8 @@ class View:
     def _hist(self, done, key):
         run = {}
         for iv in done:
-            merge(run, iv[key])
-        last = merge({}, done[-1][key]) if done else {}
+            merge(run, iv.get(key, []))
+        last = merge({}, done[-1].get(key, [])) if done else {}
         if not run:
             return {"title": HIST_TITLES[key], "labels": [], "mins": [], "run": [], "last": []}
         slots = range(min(run), max(run) + 1)
@@ -510,7 +556,7 @@ class View:
     def _heat(self, done, key, t0):
         """One column per interval, one row per log2 slot; a cell's shade is
         its count on a log scale, 1 -> 0, the largest count -> 1."""
-        cols = [(iv, merge({}, iv[key])) for iv in done]
+        cols = [(iv, merge({}, iv.get(key, []))) for iv in done]
         counts = [c for _, m in cols for c in m.values()]
         if not counts:
             return {"cols": [], "lo": None, "hi": None, "labels": [], "max": 0, "sum": 0,
@@ -536,11 +582,12 @@ class View:
         adj = [[round(end - t0, 3), w] for end, _, _, w in self.loads]
         fr = lk is not None and lk.kind == "frlock"
         writes = [[round(iv["ts"] - t0, 3), iv["writes"] / iv["dt"]] for iv in done]
+        by_read = fr and all("retried_reads" in iv for iv in done)
         retried = [[round(iv["ts"] - t0, 3),
-                    (iv["retried_reads"] if fr else iv["retries"]) / iv["dt"]] for iv in done]
+                    (iv["retried_reads"] if by_read else iv["retries"]) / iv["dt"]] for iv in done]
         xs = [p[0] for p in reads + writes]
         return {"reads": reads, "adjtimex": adj, "writes": writes, "retried": retried,
-                "retried_label": "retried reads/s" if fr else "retries/s (seqcount)",
+                "retried_label": "retried reads/s" if by_read else "retries/s",
                 "xmax": math.ceil(max(xs)) if xs else 1}
 
     def _numbers(self, lk, done):
@@ -550,9 +597,9 @@ class View:
              ["intervals", count(len(done))],
              ["write sections", count(sum(iv["writes"] for iv in done))],
              ["retries", count(sum(iv["retries"] for iv in done))]]
-        if lk and lk.kind == "frlock":
-            n.append(["retried reads", count(sum(iv["retried_reads"] for iv in done))])
-        else:
+        if lk and "retried_reads" in lk.has:
+            n.append(["retried reads", count(sum(iv.get("retried_reads", 0) for iv in done))])
+        if lk and "waits" in lk.has:
             n.append(["waits", count(sum(iv.get("waits", 0) for iv in done))])
         n.append(["mean reads/s", rate(sum(rs) / len(rs)) if rs else "-"])
         n.append(["locks", count(len(self.locks))])

@@ -10,15 +10,23 @@ def hist(*buckets):
     return [{"min": lo, "max": max(lo, 2 * lo - 1), "count": n} for lo, n in buckets]
 
 
-def stat(lock, kind, ts, writes, retries=0, retried=0, waits=0, dt=1.0, hold=None,
-         lost=None, rpr=None, v=2, **extra):
+def stat(lock, kind, ts, writes, retries=0, retried=0, waits=None, dt=1.0, hold=None,
+         lost_hist=None, rpr=None, v=2, **extra):
+    """A frlockstat record as series v3's frlockstat -j writes it: waits
+    for a seqcount only (or when given), retried reads and their
+    histograms for a frlock only."""
     r = {"type": "frlockstat", "v": v, "time": "00:00:%02d" % (ts % 60), "ts": ts,
          "interval_s": 1, "dt": dt, "lock": lock, "kind": kind, "name": lock,
-         "writes": writes, "retried_reads": retried, "retries": retries, "waits": waits,
+         "writes": writes, "retries": retries,
          "top_writer": "w_" + lock.replace(".", "_"), "top_reader": "-",
-         "hold_ns": hold if hold is not None else hist((1024, writes)),
-         "retries_per_read": rpr if rpr is not None else (hist((1, retried)) if retried else []),
-         "lost_ns": lost if lost is not None else (hist((8192, retried)) if retried else [])}
+         "hold_ns": hold if hold is not None else hist((1024, writes))}
+    if kind == "frlock":
+        r["retried_reads"] = retried
+        r["retries_per_read"] = rpr if rpr is not None else (hist((1, retried)) if retried else [])
+        r["lost_ns"] = (lost_hist if lost_hist is not None else
+                        (hist((8192, retried)) if retried else []))
+    if waits is not None or kind == "seqcount":
+        r["waits"] = waits or 0
     if v is None:
         del r["v"]
     r.update(extra)
