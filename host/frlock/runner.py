@@ -272,7 +272,7 @@ class Boot:
         self.qrc = None
 
     def run(self, qargs, status, timeout, deadline=0, stdin=subprocess.DEVNULL,
-            pass_fds=(), monitor=None):
+            pass_fds=(), monitor=None, stdout=subprocess.DEVNULL):
         r = self.r
         open(status, "w").close()
         if monitor and os.path.exists(monitor):
@@ -280,7 +280,7 @@ class Boot:
         err = open(os.path.join(r.run, "qemu.err"), "w")
         start = time.monotonic()
         q = subprocess.Popen([r.qemu] + r.base_args + self.accel_args + qargs, stdin=stdin,
-                             stdout=subprocess.DEVNULL, stderr=err, pass_fds=pass_fds)
+                             stdout=stdout, stderr=err, pass_fds=pass_fds)
         r.qemu_proc = q
         err.close()
         stop, verdict = threading.Event(), []
@@ -554,8 +554,10 @@ class Runner:
         # Under TCG a watcher looks for QEMU's livelock while the job runs.
         watcher = used == "tcg" and a.cmd is not None
         try:
-            b = Boot(self, accel_args, watcher).run(qargs, status, a.timeout, stdin=stdin,
-                                                    pass_fds=fds, monitor=monitor)
+            # Without a command the console is QEMU's stdio: ours.
+            b = Boot(self, accel_args, watcher).run(
+                qargs, status, a.timeout, stdin=stdin, pass_fds=fds, monitor=monitor,
+                stdout=None if a.cmd is None else subprocess.DEVNULL)
         finally:
             for fd in fds:
                 os.close(fd)

@@ -130,6 +130,29 @@ class Runner(unittest.TestCase):
         with open(err[0].split("console log: ")[1]) as f:
             self.assertIn("Kernel panic", f.read())
 
+    def test_console(self):
+        """run-guest without --exec on a terminal: the guest's console is the terminal's"""
+        import pty
+        with open(self.plan, "w") as f:
+            f.write("ok\n")
+        master, slave = pty.openpty()
+        p = subprocess.Popen([os.path.join(HOST, "run-guest"), "--kernel", self.kernel],
+                             env=self.env, stdin=slave, stdout=slave, stderr=slave)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        rc = p.wait(60)
+        os.close(master)
+        self.assertEqual(rc, 0, out)
+        self.assertIn(b"console: hello", out)
+
     def test_timeout(self):
         """run-guest: a hung guest is killed at --timeout, exit status 124, its vCPUs in the log"""
         with open(self.plan, "w") as f:
