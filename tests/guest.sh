@@ -52,63 +52,7 @@ else
 	skip "frlockstat on the stock kernel (not built; make kernel-stock builds it)"
 fi
 
-# --- The runner itself ----------------------------------------------------
-
-check "run-guest returns the job's exit status" \
-	bash -c "'$run_guest' --kernel '$kernel' --exec 'exit 3'; test \$? -eq 3"
-
-added() {
-	local f=$logs/added.txt
-	echo "frlock-added-$$" >"$f"
-	"$run_guest" --kernel "$kernel" --add "$f" --exec 'cat /opt/add/added.txt' |
-		grep -qx "frlock-added-$$"
-}
-check "run-guest --add puts a host file under /opt/add" added
-
-results() {
-	local d=$logs/results
-	"$run_guest" --kernel "$kernel" --results "$d" --exec 'echo kept >/results/out.txt' &&
-		grep -qx kept "$d/out.txt"
-}
-check "run-guest --results keeps guest files after power-off" results
-
-port_feed() {
-	local f=$logs/port.out
-	"$run_guest" --kernel "$kernel" --port feed="$f" \
-		--exec 'echo "{\"n\":1}" >/dev/virtio-ports/frlock.feed' &&
-		grep -qx '{"n":1}' "$f"
-}
-check "run-guest --port streams a guest virtio-serial port into a host file" port_feed
-
-check "run-guest: unknown option is a usage error" \
-	expect_fail 2 "unknown option" "$run_guest" --bogus
-check "run-guest: bad --smp is a usage error" \
-	expect_fail 2 "smp" "$run_guest" --smp two
-check "run-guest: bad --port is a usage error" \
-	expect_fail 2 "port wants NAME=HOSTFILE" "$run_guest" --port Feed=x
-check "run-guest: bad --hostfwd is a usage error" \
-	expect_fail 2 "hostfwd wants HOSTPORT:GUESTPORT" "$run_guest" --hostfwd 0.0.0.0:9100:9100
-# A real panic: init exits, and the kernel cannot go on without it.
-panics() {
-	one_line_fault 123 "guest kernel panicked (Kernel panic - not syncing: .*); console log: " \
-		"$run_guest" --kernel "$kernel" --timeout 120 --append rdinit=/bin/false --exec true &&
-		log_kept 'Kernel panic - not syncing'
-}
-check "run-guest: a guest kernel panic ends the run in one line (exit 123), log kept" panics
-hangs() {
-	local start=$SECONDS f
-	one_line_fault 124 "guest timed out after 20 s; console log: " \
-		"$run_guest" --kernel "$kernel" --timeout 20 --exec 'sleep 600' &&
-		log_kept 'Linux version' && [ $((SECONDS - start)) -lt 60 ] || return 1
-	f=$(grep -o 'console log: [^ ]*$' "$logs/expect.line" | cut -d' ' -f3)
-	# Where each vCPU was, named from System.map (the idle loop, as the job
-	# sleeps: amd_e400_idle under TCG's -cpu max).
-	grep -E '^  CPU[01] RIP=[0-9a-f]+ [a-z_0-9.]+\+0x' "$f" | head -2
-	[ "$(grep -c -E '^  CPU[01] RIP=[0-9a-f]+ [a-z_0-9.]+\+0x' "$f")" -ge 6 ] || return 1
-	# The killed QEMU is gone: none writes that console log any more.
-	! pgrep -f "qemu-system.*$f" >/dev/null
-}
-check "run-guest: a hung guest is killed after --timeout in one line (exit 124), log kept with its vCPUs' instruction pointers" hangs
-# QEMU's TCG livelock cannot be summoned at will: the watcher and the
-# runner's livelock status are tested with a fake QEMU and monitor, in the
-# host's Python tests (host/frlock/tests/test_runner.py).
+# The runner itself (its status, --add, --results, --port, a panic, a hang,
+# no KVM) and Ctrl-C in make run: host/frlock/tests/guest_runner.py, run
+# by tests/run after this; its livelock path, with a fake QEMU and monitor:
+# host/frlock/tests/test_runner.py.
