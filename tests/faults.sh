@@ -1,5 +1,5 @@
 # Faults in the harness, and bad input to its host tools, produced on
-# purpose; nothing here boots a guest (tests/faults-guest.sh does). Each
+# purpose; nothing here boots a guest (host/frlock/tests/guest_runner.py does). Each
 # fault must end quickly with one clear line, a non-zero exit and its logs
 # kept; each bad input with one line, the usage and exit 2. Sourced by
 # tests/run (check, expect_fail, one_line_fault, log_kept, in_group,
