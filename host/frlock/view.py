@@ -24,10 +24,12 @@ A per-interval row of the detail lock:
               (its "load" lines, weighted by how much of each line's window
               overlaps the interval);
   no retry    the share of those reads that did not retry: 1 - the retried
-              reads that were gettimeofday's (is_gtod_read) / reads; "-"
-              when the reads went through the vDSO (they never reach the
-              kernel's lock), there were none, the lock is a seqcount (its
-              readers keep no per-read state) or frlockstat ran without -c;
+              reads that were gettimeofday's (is_gtod_read) / reads; where
+              the lock counts no retried reads (a seqcount, frlock without
+              series v3's read end) its retries stand in, and the share is
+              a lower bound ("≥"); "-" when the reads went through the vDSO
+              (they never reach the kernel's lock), there were none, or
+              frlockstat ran without -c;
   writes/s, retries/s, waits/s, retried/s   per second of the interval;
   hold p50, p99, max   the log2 bucket of the write sections' hold time:
               "<16K" is under 16,384 ns (frlockstat's bucket bounds).
@@ -71,13 +73,15 @@ def is_gtod_lock(name):
     return name in GTOD_LOCKS
 
 
-def is_gtod_read(c):
+def is_gtod_read(c, kind="read"):
     """Whether a frlockstat_caller record counts gettimeofday(2)'s retried
     reads: a "read" site (a read that retried, counted once when it
-    succeeded) in ktime_get_real_ts64 whose caller's caller (frlockstat
-    -c's "from"), when known, is the system call, not adjtimex's own read
-    of the clock, nor the kernel's."""
-    if c["kind"] != "read" or c["caller"].split("+")[0] != GTOD_READER:
+    succeeded; series v3's frlock) in ktime_get_real_ts64 whose caller's
+    caller (frlockstat -c's "from"), when known, is the system call, not
+    adjtimex's own read of the clock, nor the kernel's. With kind="retry",
+    the same reader's retries (every lock kind has them; at least as many
+    as the reads that retried)."""
+    if c["kind"] != kind or c["caller"].split("+")[0] != GTOD_READER:
         return False
     frm = c.get("from")
     return frm is None or "gettimeofday" in frm.split("+")[0]
@@ -382,9 +386,14 @@ class View:
         reads, covered = self.reads(iv["ts"] - dt, iv["ts"])
         reads_s = reads / covered if covered > 0 else None
         frlock = lk.kind == "frlock"
-        gtod_retried = sum(c["count"] for c in iv["callers"] if is_gtod_read(c))
+        # Exact where the lock counts retried reads (series v3's frlock: its
+        # "read" sites); else from the reader's retries, which are at least
+        # as many: the share that did not retry is then a lower bound.
+        exact = frlock and "retried_reads" in iv
+        gtod_retried = sum(c["count"] for c in iv["callers"]
+                           if is_gtod_read(c, "read" if exact else "retry"))
         no_retry = None
-        if reads and self.via != "vdso" and frlock and self.with_callers:
+        if reads and self.via != "vdso" and self.with_callers:
             no_retry = max(0.0, 1.0 - gtod_retried / reads)
         hold = merge({}, iv["hold_ns"])
         keys = [k for k in feed.HISTS if iv.get(k)]
@@ -397,7 +406,8 @@ class View:
             "waits_s": iv["waits"] / dt if "waits" in iv else None,
             "retried_s": iv["retried_reads"] / dt if frlock and "retried_reads" in iv else None,
         }
-        row["cells"] = [iv.get("time") or "%.0f" % iv["ts"], rate(reads_s), share(no_retry),
+        row["cells"] = [iv.get("time") or "%.0f" % iv["ts"], rate(reads_s),
+                        ("" if exact or no_retry is None else "≥") + share(no_retry),
                         rate(row["writes_s"]), rate(row["retries_s"]), rate(row["waits_s"]),
                         rate(row["retried_s"])] + pct_cells(hold)
         return row
