@@ -142,17 +142,18 @@ def gtod_run(path):
         view.merge(rpr, iv.get("retries_per_read", []))
         view.merge(lost, iv.get("lost_ns", []))
     sites = {}
-    gtod_retried = other_retried = 0
+    # gettimeofday's retried reads, as the view counts them in its rows
+    # (from the "read" sites where the lock has them, else its retries);
+    # the other readers' are the rest of the same sites.
+    gtod_retried = sum(r["gtod_retried"] for r in lk.rows)
+    exact = all("retried_reads" in iv for iv in lk.intervals)
+    other_retried = -gtod_retried
     for (kind, caller, frm), (n, ns) in lk.callers.items():
         s = sites.setdefault((kind, view.func(caller)), [0, 0])
         s[0] += n
         s[1] += ns
-        if kind == "read":
-            c = {"kind": kind, "caller": caller, "from": frm or None}
-            if view.is_gtod_read(c):
-                gtod_retried += n
-            else:
-                other_retried += n
+        if kind == ("read" if exact else "retry"):
+            other_retried += n
     w_n = sum(n for (k, _), (n, _) in sites.items() if k == "write")
     w_ns = sum(t for (k, _), (_, t) in sites.items() if k == "write")
     reads = summary["total_count"]
