@@ -142,6 +142,13 @@ class Shows(unittest.TestCase):
     def terminal_shows(self, text, snap):
         self.assertEqual(terminal.tables_in(text, snap), [],
                          "the terminal printed the view's tables, lost and skipped lines")
+        # Each interval printed live, under its own header, is the same row
+        # (a row's cells hold no spaces).
+        lines = text.splitlines()
+        header = " ".join(snap["rows"]["columns"]).split()
+        live = [lines[i + 1].split() for i, ln in enumerate(lines[:-1])
+                if ln.split() == header and i > 0 and "per interval" not in lines[i - 1]]
+        self.assertEqual(live, snap["rows"]["rows"], "the rows printed live")
 
 
 class Fixture(unittest.TestCase):
