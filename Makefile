@@ -8,6 +8,7 @@
 #   make run      boot the guest and show frlock's tracepoints under load
 #   make shell    an interactive shell in the guest
 #   make lab NAME=<lab>  a teaching lab in the guest (labs/README.md)
+#   make fixtures record the dashboards' fixture from a run of the current tools
 #   make kernel   build (or reuse) the frlock kernel; kernel-stock: without it,
 #                 kernel-lockdep, kernel-kcsan: with the kernel's checkers
 #   make rootfs   build (or reuse) the guest's initramfs
@@ -37,7 +38,7 @@ DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 DEB_SERVICES := prometheus prometheus-node-exporter
 
 .PHONY: all deps kernel kernel-stock kernel-lockdep kernel-kcsan rootfs bpf run shell \
-	test test-host test-guest test-long test-fresh bench lab
+	test test-host test-guest test-long test-fresh bench lab fixtures
 
 all: kernel rootfs bpf
 
@@ -81,11 +82,11 @@ bpf: deps
 # make run [DURATION=s] [THREADS=n] [VIA=syscall|vdso] [WRITERS=w/s] [INTERVAL=s]
 #          [PROMETHEUS=1]:
 # host/frlock-run checks the knobs first (exit 2), then installs, builds and
-# boots; see bpf/README.md.
+# boots; see host/README.md.
 run:
 	@args=(--duration '$(subst ','\'',$(DURATION))' --threads '$(subst ','\'',$(THREADS))' \
 		--via '$(subst ','\'',$(VIA))' --writers '$(subst ','\'',$(WRITERS))' \
-		--interval '$(subst ','\'',$(INTERVAL))' --tool '$(subst ','\'',$(TOOL))' \
+		--interval '$(subst ','\'',$(INTERVAL))' \
 		--smp '$(subst ','\'',$(SMP))' --mem '$(subst ','\'',$(MEM))' \
 		--accel '$(subst ','\'',$(ACCEL))' --prometheus '$(subst ','\'',$(PROMETHEUS))'); \
 	host/frlock-run --check "$${args[@]}" && \
@@ -126,6 +127,13 @@ bench: deps
 	bench/run --runs '$(subst ','\'',$(RUNS))' --pairs '$(subst ','\'',$(PAIRS))' \
 		--seconds '$(subst ','\'',$(SECS))' --holds '$(subst ','\'',$(HOLDS))' \
 		--workloads '$(subst ','\'',$(WORKLOADS))'
+
+# make fixtures: record dashboards/fixtures/frlock-run.ndjson from a run of
+# the current kernel and tools (gettimeofday load and a rename storm); a
+# recording without both kinds of lock, waits, call sites and a lost event
+# is not kept (host/frlock/fixtures.py).
+fixtures: deps
+	host/record-fixtures
 
 # make lab NAME=<lab> [QUICK=1]: one teaching lab (labs/README.md); labs/lab
 # checks NAME first (no lab, or an unknown one: the list, exit 2).

@@ -1,5 +1,5 @@
 # Faults in the harness, and bad input to its host tools, produced on
-# purpose; nothing here boots a guest (tests/faults-guest.sh does). Each
+# purpose; nothing here boots a guest (host/frlock/tests/guest_runner.py does). Each
 # fault must end quickly with one clear line, a non-zero exit and its logs
 # kept; each bad input with one line, the usage and exit 2. Sourced by
 # tests/run (check, expect_fail, one_line_fault, log_kept, in_group,
@@ -237,84 +237,5 @@ garbage_source() {
 }
 check "kernel/build: a garbage linux-source tarball is refused in one line" garbage_source
 
-# --- Bad input to run-guest (refused before anything is built or booted) ----
-
-# usage_error TEXT CMD...: exit 2, the first line on stderr holds TEXT, the
-# rest is the usage, nothing on stdout, within 10 s.
-usage_error() {
-	local text=$1 rc start=$SECONDS
-	shift
-	timeout 60 "$@" </dev/null >"$faults/usage.out" 2>"$faults/usage.err"
-	rc=$?
-	cat "$faults/usage.err"
-	[ "$rc" -eq 2 ] || { echo "exit $rc, wanted 2"; return 1; }
-	head -1 "$faults/usage.err" | grep -q -- "$text" || { echo "no '$text' in the first line"; return 1; }
-	sed -n 2p "$faults/usage.err" | grep -qi '^usage:' || { echo "no usage line"; return 1; }
-	! sed 1d "$faults/usage.err" | grep -qvi '^usage:\|^ ' || { echo "more than one error line"; return 1; }
-	[ ! -s "$faults/usage.out" ] && [ $((SECONDS - start)) -lt 10 ]
-}
-rg=$top/host/run-guest
-printf 'not a kernel\n' >"$faults/not-a-bzimage"
-check "run-guest: --kernel naming a file that is no bzImage" \
-	usage_error "--kernel: '$faults/not-a-bzimage' is not a bzImage" "$rg" --kernel "$faults/not-a-bzimage"
-check "run-guest: --kernel naming a folder with no bzImage" \
-	usage_error "holds no bzImage" "$rg" --kernel "$faults"
-check "run-guest: --kernel naming nothing" \
-	usage_error "--kernel wants a bzImage or a kernel/build directory" "$rg" --kernel "$faults/none"
-check "run-guest: --kernel without a value (followed by another option)" \
-	usage_error "option '--kernel' needs a value" "$rg" --kernel --exec true
-check "run-guest: --smp 256 is out of range" usage_error "--smp wants a number of CPUs from 1 to 255" "$rg" --smp 256
-check "run-guest: --smp 0 is out of range" usage_error "--smp wants" "$rg" --smp 0
-check "run-guest: --mem 512 is too small" usage_error "--mem wants a size in MB from 1024" "$rg" --mem 512
-check "run-guest: --mem over the host's memory" usage_error "(the host's memory)" "$rg" --mem 9999999
-check "run-guest: --timeout abc" usage_error "--timeout wants seconds" "$rg" --timeout abc
-check "run-guest: --accel xen" usage_error "--accel wants auto, kvm or tcg, not 'xen'" "$rg" --accel xen
-check "run-guest: --add of a missing file" usage_error "--add: no such file" "$rg" --add "$faults/none"
-check "run-guest: --results naming a file" \
-	usage_error "--results: '$faults/not-a-bzimage' is not a directory" "$rg" --results "$faults/not-a-bzimage"
-check "run-guest: --port into a missing folder" \
-	usage_error "--port: cannot write '$faults/none/feed'" "$rg" --port "feed=$faults/none/feed"
-
-# --- No usable KVM ---------------------------------------------------------
-
-# FRLOCK_KVM_DEV plays the host's /dev/kvm; --accel kvm must then give up
-# at once, in one line, before anything is built (no --kernel: it would be
-# built first otherwise).
-no_kvm() {
-	local dev=$1 why=$2 start=$SECONDS
-	FRLOCK_KVM_DEV=$dev one_line_fault 125 "^run-guest: --accel kvm: no usable KVM ($why); use --accel auto or tcg$" \
-		"$rg" --accel kvm --exec true &&
-		[ $((SECONDS - start)) -lt 10 ] && [ ! -e "$faults/none" ]
-}
-check "run-guest --accel kvm: /dev/kvm missing, one line (exit 125)" \
-	no_kvm "$faults/none" "kvm: no $faults/none"
-check "run-guest --accel kvm: /dev/kvm not a device, one line (exit 125)" \
-	no_kvm "$faults" "kvm: $faults is not a device"
-# A device node with no driver behind it: it exists, and does not open.
-unusable_dev() {
-	rm -f "$faults/kvm-nodev"
-	mknod "$faults/kvm-nodev" c 0 0 2>/dev/null || { echo "SKIP: mknod is not allowed here"; return 77; }
-	no_kvm "$faults/kvm-nodev" "kvm: cannot open $faults/kvm-nodev: .*"
-}
-skip_or_check "run-guest --accel kvm: a /dev/kvm that does not open, one line (exit 125)" unusable_dev
-# A device that opens, but an earlier probe found that guests do not boot
-# on it (a nested KVM that crawls): the cached verdict says so.
-unusable_verdict() {
-	local cache=$faults/cache-kvm qemu=${QEMU:-qemu-system-x86_64} f
-	mkdir -p "$cache/accel"
-	f=$cache/accel/$( { "$qemu" --version | head -1; uname -r; } | sha256sum | cut -c1-16)
-	echo "tcg kvm: -cpu host: no boot within 20 s (nested KVM too slow?)" >"$f"
-	FRLOCK_CACHE=$cache no_kvm /dev/null \
-		"kvm: -cpu host: no boot within 20 s (nested KVM too slow?); verdict cached in $f, delete it to probe again"
-}
-check "run-guest --accel kvm: KVM that a probe found unusable, one line (exit 125)" unusable_verdict
-
-# --- Bad input to make run (beyond its knobs, tests/run-knobs.sh) ----------
-
-check "make run: FRLOCK_KERNEL that is no kernel/build directory (exit 2)" \
-	bash -c "FRLOCK_KERNEL='$faults' '$top/host/frlock-run' --check 2>&1 |
-		grep -qx \"make run: FRLOCK_KERNEL must be a kernel/build directory, not '$faults'\"; test \${PIPESTATUS[0]} -eq 2"
-check "make run: MEM over the host's memory (exit 2)" \
-	bash -c "'$top/host/frlock-run' --check --mem 9999999 2>&1 | grep -q \"^make run: MEM must be .*(the host's), not '9999999'\$\"; test \${PIPESTATUS[0]} -eq 2"
-check "make run: an option without its value (exit 2)" \
-	bash -c "'$top/host/frlock-run' --duration 2>&1 | grep -qx \"make run: option '--duration' needs a value\"; test \${PIPESTATUS[0]} -eq 2"
+# run-guest's and make run's bad input, and a missing or unusable KVM:
+# host/frlock/tests/test_runner.py and test_knobs.py.

@@ -10,9 +10,13 @@ check "libbpf tools build against the frlock kernel's BTF" \
 
 # The frlock kernel: events, KUnit, timekeeping under load, hist recipes,
 # frlockstat, and the kernel's time semantics.
+# The guest collects, the host judges: agreement.sh leaves the tools' raw
+# outputs in the results share, host/judge-agreement compares them.
+guest_results=$logs/results-frlock-kernel
 guest_job frlock-kernel "guest on the frlock kernel ran and exited cleanly" \
-	--kernel "$kernel" --timeout 1200 --exec \
-	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./badinput.sh; ./agreement.sh; ./bpf.sh; ./timekeeping.sh; ./seqcount.sh frlock 8' 
+	--kernel "$kernel" --timeout 1200 --results "$guest_results" --exec \
+	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./badinput.sh; ./agreement.sh; ./bpf.sh; ./timekeeping.sh; ./seqcount.sh frlock 8'
+relay < <("$top/host/judge-agreement" "$guest_results/agreement")
 
 # 6.1's own timekeeping with every sequence lock traced: the series up to
 # the seqcount events, without the timekeeping conversion. tk_core.seq is a
@@ -48,66 +52,7 @@ else
 	skip "frlockstat on the stock kernel (not built; make kernel-stock builds it)"
 fi
 
-# --- The runner itself ----------------------------------------------------
-
-check "run-guest returns the job's exit status" \
-	bash -c "'$run_guest' --kernel '$kernel' --exec 'exit 3'; test \$? -eq 3"
-
-added() {
-	local f=$logs/added.txt
-	echo "frlock-added-$$" >"$f"
-	"$run_guest" --kernel "$kernel" --add "$f" --exec 'cat /opt/add/added.txt' |
-		grep -qx "frlock-added-$$"
-}
-check "run-guest --add puts a host file under /opt/add" added
-
-results() {
-	local d=$logs/results
-	"$run_guest" --kernel "$kernel" --results "$d" --exec 'echo kept >/results/out.txt' &&
-		grep -qx kept "$d/out.txt"
-}
-check "run-guest --results keeps guest files after power-off" results
-
-port_feed() {
-	local f=$logs/port.out
-	"$run_guest" --kernel "$kernel" --port feed="$f" \
-		--exec 'echo "{\"n\":1}" >/dev/virtio-ports/frlock.feed' &&
-		grep -qx '{"n":1}' "$f"
-}
-check "run-guest --port streams a guest virtio-serial port into a host file" port_feed
-
-check "run-guest: unknown option is a usage error" \
-	expect_fail 2 "unknown option" "$run_guest" --bogus
-check "run-guest: bad --smp is a usage error" \
-	expect_fail 2 "smp" "$run_guest" --smp two
-check "run-guest: bad --port is a usage error" \
-	expect_fail 2 "port wants NAME=HOSTFILE" "$run_guest" --port Feed=x
-check "run-guest: bad --hostfwd is a usage error" \
-	expect_fail 2 "hostfwd wants HOSTPORT:GUESTPORT" "$run_guest" --hostfwd 0.0.0.0:9100:9100
-# A real panic: init exits, and the kernel cannot go on without it.
-panics() {
-	one_line_fault 123 "guest kernel panicked (Kernel panic - not syncing: .*); console log: " \
-		"$run_guest" --kernel "$kernel" --timeout 120 --append rdinit=/bin/false --exec true &&
-		log_kept 'Kernel panic - not syncing'
-}
-check "run-guest: a guest kernel panic ends the run in one line (exit 123), log kept" panics
-hangs() {
-	local start=$SECONDS f
-	one_line_fault 124 "guest timed out after 20 s; console log: " \
-		"$run_guest" --kernel "$kernel" --timeout 20 --exec 'sleep 600' &&
-		log_kept 'Linux version' && [ $((SECONDS - start)) -lt 60 ] || return 1
-	f=$(grep -o 'console log: [^ ]*$' "$logs/expect.line" | cut -d' ' -f3)
-	# Where each vCPU was, named from System.map (the idle loop, as the job
-	# sleeps: amd_e400_idle under TCG's -cpu max).
-	grep -E '^  CPU[01] RIP=[0-9a-f]+ [a-z_0-9.]+\+0x' "$f" | head -2
-	[ "$(grep -c -E '^  CPU[01] RIP=[0-9a-f]+ [a-z_0-9.]+\+0x' "$f")" -ge 6 ] || return 1
-	# The killed QEMU is gone: none writes that console log any more.
-	! pgrep -f "qemu-system.*$f" >/dev/null
-}
-check "run-guest: a hung guest is killed after --timeout in one line (exit 124), log kept with its vCPUs' instruction pointers" hangs
-# QEMU's TCG livelock cannot be summoned at will: host/vcpu-watch's verdict
-# is checked against a fake monitor replaying the vCPU pointers seen in it.
-for scenario in livelock idle legit transient; do
-	check "host/vcpu-watch: $scenario vCPUs $([ $scenario = livelock ] && echo "are named a livelock (run-guest then stops the guest: exit 124)" || echo "are not called a livelock")" \
-		/usr/bin/python3 "$top/tests/vcpu_watch.py" "$scenario"
-done
+# The runner itself (its status, --add, --results, --port, a panic, a hang,
+# no KVM) and Ctrl-C in make run: host/frlock/tests/guest_runner.py, run
+# by tests/run after this; its livelock path, with a fake QEMU and monitor:
+# host/frlock/tests/test_runner.py.

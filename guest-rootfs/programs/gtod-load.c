@@ -17,14 +17,15 @@
  *
  * Output: one line per interval and a summary, as text, or with -j one
  * JSON object per line:
- *   {"type":"load","t":1.000,"dt":1.000,"ts":S,"via":"syscall","calls":[c0,c1],
- *    "total":N,"writes":W}
+ *   {"type":"load","v":2,"t":1.000,"dt":1.000,"ts":S,"via":"syscall",
+ *    "calls":[c0,c1],"total":N,"writes":W}
  *	calls[i], total and writes are per-second rates over the interval dt
  *	that ended t seconds after the start, at ts on the realtime clock
  *	(seconds since the epoch, as frlockstat -j's ts);
- *   {"type":"load_summary",...}
+ *   {"type":"load_summary","v":2,...}
  *	the same rates over the whole run ("calls", "total", "writes") plus
  *	the raw counts ("call_count", "total_count", "write_count").
+ *	"v" is the feed's schema version (host/frlock/feed.py reads it).
  *
  * Built by guest-rootfs/programs/Makefile, on lib/ (cli, cpus, clock).
  */
@@ -56,6 +57,7 @@
 #define MAX_DURATION	86400.0
 #define MAX_WRITE_RATE	1e6
 #define MIN_INTERVAL	0.01
+#define FEED_SCHEMA	2	/* "v" of the records: host/frlock/feed.py SCHEMA */
 
 enum via { VIA_SYSCALL, VIA_VDSO };
 enum writer { WRITER_ADJTIMEX, WRITER_SETTIMEOFDAY };
@@ -352,8 +354,8 @@ static void print_interval(double t, double dt, const uint64_t *now,
 
 		/* ts: the realtime clock, as frlockstat's, to pair the lines. */
 		clock_gettime(CLOCK_REALTIME, &ts);
-		printf("{\"type\":\"load\",\"t\":%.3f,\"dt\":%.3f,\"ts\":%lld.%03ld,"
-		       "\"via\":\"%s\",\"calls\":[", t, dt, (long long)ts.tv_sec,
+		printf("{\"type\":\"load\",\"v\":%d,\"t\":%.3f,\"dt\":%.3f,\"ts\":%lld.%03ld,"
+		       "\"via\":\"%s\",\"calls\":[", FEED_SCHEMA, t, dt, (long long)ts.tv_sec,
 		       ts.tv_nsec / 1000000, opt.via == VIA_VDSO ? "vdso" : "syscall");
 		for (i = 0; i < opt.threads; i++)
 			printf("%s%.0f", i ? "," : "",
@@ -380,9 +382,9 @@ static void print_summary(double elapsed, const uint64_t *calls,
 		total += calls[i];
 
 	if (opt.json) {
-		printf("{\"type\":\"load_summary\",\"via\":\"%s\","
+		printf("{\"type\":\"load_summary\",\"v\":%d,\"via\":\"%s\","
 		       "\"threads\":%d,\"duration_s\":%.3f,\"cpus\":[",
-		       via_names[opt.via], opt.threads, elapsed);
+		       FEED_SCHEMA, via_names[opt.via], opt.threads, elapsed);
 		for (i = 0; i < opt.threads; i++)
 			printf("%s%d", i ? "," : "", workers[i].cpu);
 		printf("],\"calls\":[");

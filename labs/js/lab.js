@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-// A lab's report: labs/lab.py inlines its charts' data (already worked out
+// A lab's report: host/frlock/labs.py inlines its charts' data (already worked out
 // from the run) in a JSON script element; this draws them with Chart.js,
 // once, and marks the page drawn (#lab-drawn) for the browser test.
 (function () {

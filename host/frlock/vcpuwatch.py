@@ -1,14 +1,13 @@
-#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """Read a running guest's vCPU instruction pointers from QEMU's monitor.
 
-usage: vcpu-watch dump MONITOR SYSTEM_MAP VERDICT_FILE
-       vcpu-watch watch MONITOR SYSTEM_MAP VERDICT_FILE
-
-dump: three samples a second apart, named from System.map (run-guest
-prints them when a guest timed out), then the livelock check below.
-watch: a sample every 10 s while QEMU runs; a vCPU seen handling an int3
-starts the livelock check. Either writes a found livelock's one-line
-verdict to VERDICT_FILE (run-guest then stops the guest: exit 124).
+The runner (runner.py) runs watch() in a thread beside every TCG guest
+with a job, and dump() into the console log of a guest that timed out:
+dump: three samples a second apart, named from System.map, then the
+livelock check below. watch: a sample every PERIOD s while QEMU runs; a
+vCPU seen handling an int3 starts the livelock check. Either returns a
+found livelock's one-line verdict (the runner then stops the guest: its
+own exit status, runner.LIVELOCK).
 
 The livelock is a defect of QEMU's multi-threaded TCG, not of the guest:
 a vCPU keeps running a stale translation of kernel text that text_poke
@@ -25,12 +24,13 @@ import bisect
 import os
 import re
 import socket
-import sys
 import time
 
-PERIOD = 10          # s between samples in watch mode
-CONFIRM_AFTER = 10   # s between the two checks
-SAMPLE_GAP = 0.2     # s between a check's samples
+# FRLOCK_VCPU_WATCH_PERIOD (s, default 10) scales the watcher's timing;
+# the tests shorten it to play a livelock with a fake monitor.
+PERIOD = float(os.environ.get("FRLOCK_VCPU_WATCH_PERIOD", "10"))  # s between samples
+CONFIRM_AFTER = PERIOD  # s between the two checks
+SAMPLE_GAP = PERIOD / 50  # s between a check's samples
 INT3_PATH = ("asm_exc_int3", "exc_int3", "error_entry", "poke_int3_handler",
              "do_int3", "do_int3_user")
 
@@ -134,32 +134,35 @@ def confirm(monitor_path, syms, first):
 
 
 def dump(monitor_path, syms, out):
-    print("\nrun-guest: the guest timed out; vCPU instruction pointers, 1 s apart:")
+    """Three samples, then the livelock check, printed to the file out
+    (the console log); the verdict, or None."""
+    print("\nrun-guest: the guest timed out; vCPU instruction pointers, 1 s apart:", file=out)
     try:
         m = Monitor(monitor_path)
         try:
             for _ in range(3):
                 for cpu, rip in sorted(m.rips().items()):
-                    print(f"  CPU{cpu} RIP={rip:x} {syms.name(rip)}")
+                    print(f"  CPU{cpu} RIP={rip:x} {syms.name(rip)}", file=out)
                 time.sleep(1)
             first = suspects(m, syms)
         finally:
             m.close()
         found = first and confirm(monitor_path, syms, first)
     except OSError as e:
-        print(f"  QEMU's monitor did not answer: {e}")
-        return
+        print(f"  QEMU's monitor did not answer: {e}", file=out)
+        return None
     if found:
-        print(f"run-guest: {found}")
-        with open(out, "w") as f:
-            f.write(found + "\n")
+        print(f"run-guest: {found}", file=out)
+    return found or None
 
 
-def watch(monitor_path, syms, out):
+def watch(monitor_path, syms, stop):
+    """Until stop (a threading.Event) is set or QEMU is gone: the verdict
+    of a livelock, or None."""
     while not os.path.exists(monitor_path):
-        time.sleep(1)
-    while True:
-        time.sleep(PERIOD)
+        if stop.wait(0.2):
+            return None
+    while not stop.wait(PERIOD):
         try:
             m = Monitor(monitor_path)
             try:
@@ -171,21 +174,7 @@ def watch(monitor_path, syms, out):
                 m.close()
             found = first and confirm(monitor_path, syms, first)
         except OSError:
-            return  # QEMU is gone
+            return None             # QEMU is gone
         if found:
-            with open(out + ".tmp", "w") as f:
-                f.write(found + "\n")
-            os.rename(out + ".tmp", out)
-            return
-
-
-def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("dump", "watch"):
-        sys.exit(__doc__.split("\n\n")[1])
-    mode, monitor_path, system_map, out = sys.argv[1:]
-    syms = Symbols(system_map)
-    (dump if mode == "dump" else watch)(monitor_path, syms, out)
-
-
-if __name__ == "__main__":
-    main()
+            return found
+    return None

@@ -1,16 +1,15 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """The labs' host side: their questions, and what a run measured.
 
-usage: lab.py list                     the labs, one a line
-       lab.py question NAME            the lab's question (labs/lab prints it first)
-       lab.py analyse NAME DIR         read the guest's raw results in DIR, print
-                                       the result and its explanation, write
-                                       DIR/result.json and DIR/report.html
+usage: host/lab-analyse list               the labs, one a line
+       host/lab-analyse question NAME      the lab's question (labs/lab prints it first)
+       host/lab-analyse analyse NAME DIR   read the guest's raw results in DIR, print
+                                           the result and its explanation, write
+                                           DIR/result.json and DIR/report.html
 
-The feeds are read with dashboards/feed.py and turned into rows with
-dashboards/view.py, the frlock_bench lines with bench/report's parser, and
-the report is inlined as dashboards/report inlines the run report: one
+The feeds are read by the view (view.py: its rows, its call sites, its one
+definition of a gettimeofday read), the frlock_bench lines by bench/report's
+parser, and the report is inlined as the run report is (report.py): one
 source of truth for every format. Every figure printed comes from DIR.
 
 Exit status: 0 when the result was written (also when the run does not
@@ -18,46 +17,23 @@ show what the lab teaches: the explanation says so), 1 on an error, 2 on
 bad usage.
 """
 
-import importlib.machinery
-import importlib.util
 import json
 import os
+import runpy
 import statistics
 import sys
 import textwrap
+import types
 
-sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.realpath(__file__))
-TOP = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(TOP, "dashboards"))
-import feed  # noqa: E402
-import view  # noqa: E402
+from . import feed, view
+from . import report as dash_report
+from . import TOP
 
-PROG = "labs/lab.py"
-GTOD_SITE = view.READ_SITE          # the gettimeofday syscall's reader
-
-
-def is_gtod(c):
-    """Whether a frlockstat_caller record counts gettimeofday(2)'s reads: its
-    site is ktime_get_real_ts64, and its caller's caller (frlockstat -c's
-    "from"), when known, is the system call, not adjtimex's own read."""
-    if c["caller"].split("+")[0] + "+" != GTOD_SITE:
-        return False
-    frm = c.get("from")
-    return frm is None or "gettimeofday" in frm.split("+")[0]
-
-
-def load_script(name, path):
-    """A project script without .py (dashboards/report, bench/report)."""
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    spec = importlib.util.spec_from_loader(name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-dash_report = load_script("dash_report", os.path.join(TOP, "dashboards", "report"))
-bench_report = load_script("bench_report", os.path.join(TOP, "bench", "report"))
+PROG = "labs/lab"
+LABS_DIR = os.path.join(TOP, "labs")
+# bench/report's parser of the frlock_bench lines, until bench's Python
+# joins this package (run, not imported: it is a script without .py).
+bench_report = types.SimpleNamespace(**runpy.run_path(os.path.join(TOP, "bench", "report")))
 
 # name -> (order, title, question, prediction prompt)
 LABS = {
@@ -128,69 +104,56 @@ class LabError(Exception):
 
 # --- reading a run ------------------------------------------------------------
 
-def read_feed(path):
-    """The records of one feed, as dashboards/report reads them."""
-    records, bad = [], []
-
-    def add(raw):
-        rec, why = feed.parse_line(raw)
-        if rec is not None:
-            records.append(rec)
-        elif why is not None:
-            bad.append(why)
-
-    if not os.path.isfile(path):
-        raise LabError("%s is missing: the guest did not write it" % path)
-    feed.LineReader(path, False, add).run()
-    return records, bad
+def slot_max(s):
+    return (1 << s) - 1 if s else 0
 
 
-def merge_hist(into, hist):
-    for b in hist:
-        key = (b["min"], b["max"])
-        into[key] = into.get(key, 0) + b["count"]
+def pct_ns(slots):
+    """p50, p99 and max of {slot: count} as the upper bounds of their
+    buckets (ns), or None."""
+    p = view.percentile_slots(slots)
+    return dict(zip(("p50", "p99", "max"), (slot_max(s) for s in p))) if p else None
 
 
-def hist_list(h):
-    return [{"min": lo, "max": hi, "count": c} for (lo, hi), c in sorted(h.items()) if c]
+def hist_list(slots):
+    return [{"min": view.slot_min(s), "max": slot_max(s), "count": c}
+            for s, c in sorted(slots.items()) if c]
 
 
 def gtod_run(path):
-    """One frlock-watch run: its rows (view.py) and totals over the
+    """One frlock-watch run: its rows (the view's) and totals over the
     intervals in which the load ran."""
-    records, bad = read_feed(path)
-    v = view.View()
-    rows = []
-    for rec in records:
-        rows.extend(v.add(rec))
-    rows.extend(v.end())
+    if not os.path.isfile(path):
+        raise LabError("%s is missing: the guest did not write it" % path)
+    v, _ = dash_report.read_view(path)
     summary = v.summary
     if summary is None:
         raise LabError("%s has no load_summary: gtod-load did not finish" % path)
-    lock = v.shown_lock()
-    stats = [r for r in records if r["type"] == "frlockstat" and r["lock"] == lock]
-    # The intervals that overlap the load: those with reads (view.py's
+    lock = v.detail_lock()[0]
+    lk = v.locks[lock]
+    # The intervals that overlap the load: those with reads (the view's
     # reads/s); the tick alone before and after is left out.
-    loaded = {r["ts"] for r in rows if r["reads_s"]}
-    in_load = [r for r in stats if r["ts"] in loaded] or stats
-    secs = sum(r.get("dt") or r["interval_s"] for r in in_load)
+    loaded = [(iv, r) for iv, r in zip(lk.intervals, lk.rows) if r["reads_s"]]
+    in_load = [iv for iv, _ in loaded] or lk.intervals
+    secs = sum(iv["dt"] for iv in in_load)
     hold, rpr, lost = {}, {}, {}
-    for r in in_load:
-        merge_hist(hold, r["hold_ns"])
-        merge_hist(rpr, r["retries_per_read"])
-        merge_hist(lost, r.get("lost_ns", []))
+    for iv in in_load:
+        view.merge(hold, iv["hold_ns"])
+        view.merge(rpr, iv.get("retries_per_read", []))
+        view.merge(lost, iv.get("lost_ns", []))
     sites = {}
-    gtod_retried = other_retried = 0
-    for c in records:
-        if c["type"] == "frlockstat_caller" and c["lock"] == lock:
-            s = sites.setdefault((c["kind"], c["caller"].split("+")[0]), [0, 0])
-            s[0] += c["count"]
-            s[1] += c.get("total_ns", 0)
-            if c["kind"] == "read":
-                if is_gtod(c):
-                    gtod_retried += c["count"]
-                else:
-                    other_retried += c["count"]
+    # gettimeofday's retried reads, as the view counts them in its rows
+    # (from the "read" sites where the lock has them, else its retries);
+    # the other readers' are the rest of the same sites.
+    gtod_retried = sum(r["gtod_retried"] for r in lk.rows)
+    exact = all("retried_reads" in iv for iv in lk.intervals)
+    other_retried = -gtod_retried
+    for (kind, caller, frm), (n, ns) in lk.callers.items():
+        s = sites.setdefault((kind, view.func(caller)), [0, 0])
+        s[0] += n
+        s[1] += ns
+        if kind == ("read" if exact else "retry"):
+            other_retried += n
     w_n = sum(n for (k, _), (n, _) in sites.items() if k == "write")
     w_ns = sum(t for (k, _), (_, t) in sites.items() if k == "write")
     reads = summary["total_count"]
@@ -198,24 +161,24 @@ def gtod_run(path):
     threads = summary["threads"]
     return {
         "feed": os.path.basename(path), "lock": lock, "via": summary["via"],
-        "malformed": len(bad), "intervals": len(rows),
+        "malformed": v.skipped()["malformed"], "intervals": len(lk.rows),
         "reads": reads, "reads_s": reads / dur, "duration_s": dur, "threads": threads,
         # each thread reads back to back: its time per call
         "read_ns": threads * dur / reads * 1e9 if reads else None,
         "adjtimex_s": summary.get("writes", 0), "write_rate": summary.get("write_rate", 0),
-        "writes": sum(r["writes"] for r in in_load), "secs": secs,
-        "writes_s": sum(r["writes"] for r in in_load) / secs if secs else 0,
-        "retried": sum(r["retried_reads"] for r in in_load),
-        "retries": sum(r["retries"] for r in in_load),
+        "writes": sum(iv["writes"] for iv in in_load), "secs": secs,
+        "writes_s": sum(iv["writes"] for iv in in_load) / secs if secs else 0,
+        "retried": sum(iv["retried_reads"] for iv in in_load),
+        "retries": sum(iv["retries"] for iv in in_load),
         "gtod_retried": gtod_retried, "other_retried": other_retried,
         "retry_share": gtod_retried / reads if reads and summary["via"] != "vdso" else None,
         "hold_mean_ns": w_ns / w_n if w_n else None,
-        "hold_pct": view.percentiles(hist_list(hold)),
+        "hold_pct": pct_ns(hold),
         "hold_ns": hist_list(hold), "retries_per_read": hist_list(rpr), "lost_ns": hist_list(lost),
-        "lost_pct": view.percentiles(hist_list(lost)),
+        "lost_pct": pct_ns(lost),
         "sites": [{"kind": k, "function": f, "count": n, "total_ns": t}
                   for (k, f), (n, t) in sorted(sites.items(), key=lambda x: -x[1][0])],
-        "rows": [{"cells": r["cells"]} for r in rows],
+        "rows": [{"cells": r["cells"]} for r in lk.rows],
     }
 
 
@@ -873,7 +836,7 @@ def write_report(name, d, res, meta):
        "runs": runs, "meta": esc(meta), "data": data,
        "chartjs": dash_report.inline_script(
            os.environ.get("FRLOCK_CHARTJS", dash_report.CHARTJS), "Chart.js"),
-       "labjs": dash_report.inline_script(os.path.join(HERE, "js", "lab.js"), "labs/js/lab.js")}
+       "labjs": dash_report.inline_script(os.path.join(LABS_DIR, "js", "lab.js"), "labs/js/lab.js")}
     out = os.path.join(d, "report.html")
     with open(out + ".tmp", "w", encoding="utf-8") as f:
         f.write(page)
@@ -905,10 +868,10 @@ def analyse(name, d):
     return write_report(name, d, res, meta)
 
 
-def main(argv):
+def main(argv, out=None):
     if len(argv) == 1 and argv[0] == "list":
         for name, lab in sorted(LABS.items(), key=lambda x: x[1]["n"]):
-            print("  %d %-18s %s" % (lab["n"], name, lab["title"]))
+            print("  %d %-18s %s" % (lab["n"], name, lab["title"]), file=out or sys.stdout)
         return 0
     if len(argv) == 2 and argv[0] == "question" and argv[1] in ANALYSE:
         lab = LABS[argv[1]]
@@ -934,6 +897,3 @@ def main(argv):
           % (PROG, ", ".join(ANALYSE)), file=sys.stderr)
     return 2
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,273 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make run: boot the frlock guest, trace timekeeping's frlock with
+frlockstat under a gettimeofday load, and draw the one feed the guest
+sends both on this terminal and on a live page.
+
+usage: host/frlock-run [--duration S] [--threads N] [--via syscall|vdso]
+                       [--writers W] [--interval S] [--smp N] [--mem MB]
+                       [--accel auto|kvm|tcg] [--prometheus 0|1] [--check]
+
+The Makefile's run target passes its knobs here; an empty value means the
+default. Every knob is checked before anything is built or booted (bounds
+in guest-rootfs/knobs.sh, read by knobs.py): a bad one is one line and
+exit status 2; --check stops there.
+
+Then kernel/build (cached), host/mkrootfs, make -C bpf, and run-guest
+with guest-rootfs/frlock-watch as the job. The guest's frlockstat -j -c
+and gtod-load -j lines come through one virtio-serial port into
+results/<YYYYmmdd-HHMMSS>/feed.ndjson, which dashboards/server --terminal
+follows: it draws each interval on this terminal (kept as output.txt) and
+serves the same view to the page; report.html is written from the feed at
+the end. The console log is console.log there. Until the run has ended
+well, the folder holds a file INCOMPLETE that says why it is not. Exit
+status: the guest job's, or run-guest's (122 livelock, 123 panic, 124
+timeout, 125 QEMU failure), 130 on Ctrl-C (QEMU is stopped with it).
+
+PROMETHEUS=1 also starts Debian's prometheus on the host's loopback for
+the run (dashboards/prometheus/local-prometheus), scraping the guest's
+node_exporter every second through a forward on 127.0.0.1.
+
+FRLOCK_KERNEL=DIR boots that kernel/build directory instead of building
+or reusing the frlock kernel of the current series.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from . import TOP, knobs
+
+PROG = "make run"
+KNOBS = ("duration", "threads", "via", "writers", "interval", "smp", "mem", "accel",
+         "prometheus")
+DEFAULTS = {"duration": "20", "threads": "2", "via": "syscall", "writers": "200",
+            "interval": "1", "smp": "2", "mem": "2048", "accel": "auto", "prometheus": "0"}
+PROM = os.path.join(TOP, "dashboards", "prometheus", "local-prometheus")
+
+
+class Refused(Exception):
+    pass
+
+
+def parse(argv):
+    """The knobs, checked; (knobs, --check given)."""
+    k, check = dict(DEFAULTS), False
+    args = list(argv)
+    while args:
+        opt = args.pop(0)
+        if opt == "--check":
+            check = True
+            continue
+        name = opt[2:] if opt.startswith("--") else None
+        if name not in KNOBS:
+            raise Refused("unknown option '%s' (knobs: %s)" % (
+                opt, " ".join(n.upper() for n in KNOBS)))
+        if not args:
+            raise Refused("option '%s' needs a value" % opt)
+        v = args.pop(0)
+        k[name] = v or DEFAULTS[name]
+    for name, label in (("duration", "DURATION"), ("threads", "THREADS"),
+                        ("writers", "WRITERS"), ("smp", "SMP"), ("mem", "MEM")):
+        why = knobs.check(name, k[name], label)
+        if why:
+            raise Refused(why)
+    why = knobs.check("interval", k["interval"], "INTERVAL", int(k["duration"]))
+    if why:
+        raise Refused(why)
+    for name, allowed in (("via", ("syscall", "vdso")), ("accel", ("auto", "kvm", "tcg")),
+                          ("prometheus", ("0", "1"))):
+        if k[name] not in allowed:
+            raise Refused("%s wants %s, not '%s'" % (name.upper(), " or ".join(
+                ", ".join(allowed).rsplit(", ", 1)), k[name]))
+    kernel = os.environ.get("FRLOCK_KERNEL")
+    if kernel and not (os.path.isfile(os.path.join(kernel, "bzImage")) and
+                       os.path.isfile(os.path.join(kernel, "vmlinux"))):
+        raise Refused("FRLOCK_KERNEL wants a kernel/build directory, not '%s'" % kernel)
+    return k, check
+
+
+def say(msg, err=False):
+    print("%s: %s" % (PROG, msg), file=sys.stderr if err else sys.stdout, flush=True)
+
+
+class Run:
+    def __init__(self, k):
+        self.k = k
+        self.results = None
+        self.server = None
+        self.prom_dir = None
+        self.start = time.monotonic()
+
+    def rel(self, path):
+        return os.path.relpath(path, TOP)
+
+    def incomplete(self, why):
+        if self.results:
+            with open(os.path.join(self.results, "INCOMPLETE"), "w") as f:
+                f.write(why + "\n")
+
+    def build(self):
+        kernel = os.environ.get("FRLOCK_KERNEL")
+        if kernel:
+            return os.path.abspath(kernel)
+        p = subprocess.run([os.path.join(TOP, "kernel/build"), "--variant", "frlock"],
+                           stdout=subprocess.PIPE, text=True)
+        if p.returncode:
+            raise SystemExit(say("kernel/build failed", True) or 1)
+        kernel = p.stdout.strip()
+        if subprocess.run([os.path.join(TOP, "host/mkrootfs"), "--uncompressed"],
+                          stdout=subprocess.DEVNULL).returncode:
+            raise SystemExit(say("host/mkrootfs failed", True) or 1)
+        if subprocess.run(["make", "-s", "-C", os.path.join(TOP, "bpf"), "KERNEL=" + kernel],
+                          stdout=subprocess.DEVNULL).returncode:
+            raise SystemExit(say("building frlockstat (make -C bpf) failed", True) or 1)
+        return kernel
+
+    def folder(self):
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        d, n = os.path.join(TOP, "results", stamp), 1
+        while os.path.exists(d):
+            n += 1
+            d = os.path.join(TOP, "results", "%s-%d" % (stamp, n))
+        os.makedirs(d)
+        self.results = d
+        self.incomplete("the run has not ended (started %s)" % time.strftime("%Y-%m-%d %H:%M:%S"))
+
+    def main(self):
+        k = self.k
+        kernel = self.build()
+        self.folder()
+        res = self.results
+        say("booting the frlock guest (%s vCPUs) for a %s s load under frlockstat; results in "
+            "%s/" % (k["smp"], k["duration"], self.rel(res)))
+        feed, console = os.path.join(res, "feed.ndjson"), os.path.join(res, "console.log")
+        open(feed, "w").close()
+        with open(os.path.join(res, "run.txt"), "w") as f:
+            f.write("date: %s\nkernel: %s\nsettings: %s\n" % (
+                time.strftime("%Y-%m-%d %H:%M:%S %z"), kernel,
+                " ".join("%s=%s" % (n, k[n]) for n in KNOBS)))
+        url_file = os.path.join(res, "dashboard.url")
+        tee = subprocess.Popen(["tee", os.path.join(res, "output.txt")], stdin=subprocess.PIPE)
+        self.server = subprocess.Popen(
+            [os.path.join(TOP, "dashboards/server"), "--terminal", "--url-file", url_file,
+             "--console-log", console, "--interval", k["interval"], feed],
+            stdout=tee.stdin, stderr=open(os.path.join(res, "dashboard.log"), "w"))
+        tee.stdin.close()
+        for _ in range(50):
+            if os.path.exists(url_file) and os.path.getsize(url_file):
+                break
+            time.sleep(0.1)
+        if os.path.exists(url_file) and os.path.getsize(url_file):
+            say("live dashboard at " + open(url_file).read().strip())
+        else:
+            say("the dashboard server did not start; see %s/dashboard.log" % res, True)
+        # Under TCG the guest kernel finds the TSC unstable and picks hpet,
+        # which the vDSO cannot read: its gettimeofday would fall back to
+        # the syscall.
+        extra = ["--append", "tsc=reliable"] if k["via"] == "vdso" else []
+        watch_prom = ""
+        if k["prometheus"] == "1":
+            extra += self.prometheus()
+            watch_prom = " -P 9100" if self.prom_dir else ""
+        rc = subprocess.run(
+            [os.path.join(TOP, "host/run-guest"), "--kernel", kernel, "--smp", k["smp"],
+             "--mem", k["mem"], "--accel", k["accel"], "--timeout",
+             str(int(k["duration"]) + 300), "--log", console, "--port", "feed=" + feed] +
+            extra + ["--exec", "/opt/frlock/guest-rootfs/frlock-watch -d %s -t %s --via %s "
+                     "-w %s -i %s%s" % (k["duration"], k["threads"], k["via"], k["writers"],
+                                        k["interval"], watch_prom)]).returncode
+        self.stop_prometheus()
+        # Let the server read the feed's last lines, then stop it: it
+        # prints the whole run's tables.
+        time.sleep(1)
+        self.stop_server()
+        tee.wait()
+        with open(os.path.join(res, "report.log"), "w") as log:
+            ok = subprocess.run([os.path.join(TOP, "dashboards/report"), feed, "-o",
+                                 os.path.join(res, "report.html")],
+                                stdout=subprocess.DEVNULL, stderr=log).returncode == 0
+        if ok:
+            say("report (opens from the file): %s/report.html" % res)
+        else:
+            say("writing the report failed; see %s/report.log" % res, True)
+        if rc == 0:
+            os.remove(os.path.join(res, "INCOMPLETE"))
+        else:
+            self.incomplete("the guest job failed (exit status %d)" % rc)
+        say("raw results in %s/ (%s), %d s in all" % (res, " ".join(sorted(os.listdir(res))),
+                                                      time.monotonic() - self.start))
+        if rc:
+            say("the guest job failed (exit status %d); the results are marked INCOMPLETE" % rc,
+                True)
+        return rc
+
+    def prometheus(self):
+        """node_exporter in the guest on 9100, forwarded to a free port on
+        the host's loopback, which the host's Prometheus scrapes."""
+        port = subprocess.run([PROM, "free-port"], stdout=subprocess.PIPE,
+                              text=True).stdout.strip()
+        d = os.path.join(self.results, "prometheus")
+        p = subprocess.run([PROM, "start", "--dir", d, "--target", "127.0.0.1:" + port,
+                            "--interval", "1"], stdout=subprocess.PIPE, text=True)
+        if p.returncode:
+            say("PROMETHEUS=1: local-prometheus failed (above); going on without it", True)
+            return []
+        self.prom_dir = d
+        url = p.stdout.strip()
+        say("Prometheus at %s (console: %sconsoles/frlock.html), scraping the guest's exporter "
+            "at 127.0.0.1:%s" % (url, url, port))
+        return ["--hostfwd", port + ":9100"]
+
+    def stop_prometheus(self):
+        if self.prom_dir:
+            subprocess.run([PROM, "stop", "--dir", self.prom_dir, "--keep"])
+            say("Prometheus stopped; its data is in %s/ (to look again: dashboards/prometheus/"
+                "local-prometheus start --dir %s --target 127.0.0.1:9)"
+                % (self.rel(self.prom_dir), self.rel(self.prom_dir)))
+            self.prom_dir = None
+
+    def stop_server(self):
+        if self.server and self.server.poll() is None:
+            self.server.terminate()
+            try:
+                self.server.wait(10)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+        self.server = None
+
+
+def main(argv):
+    try:
+        k, check = parse(argv)
+    except Refused as e:
+        say(str(e), True)
+        return 2
+    if check:
+        return 0
+    r = Run(k)
+
+    def interrupted(signum, frame):
+        # Ctrl-C reaches the whole foreground group: run-guest stops QEMU,
+        # and what the run left is marked incomplete.
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
+        name = signal.Signals(signum).name
+        r.stop_prometheus()
+        r.stop_server()
+        if r.results:
+            r.incomplete("interrupted by %s at %s" % (name, time.strftime("%Y-%m-%d %H:%M:%S")))
+            say("interrupted; the partial results in %s/ are marked INCOMPLETE"
+                % r.rel(r.results), True)
+        else:
+            say("interrupted", True)
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGINT, interrupted)
+    signal.signal(signal.SIGTERM, interrupted)
+    try:
+        return r.main()
+    finally:
+        r.stop_prometheus()
+        r.stop_server()

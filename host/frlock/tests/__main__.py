@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The package's tests, in the project's one test protocol: one line per
+test, "ok - ...", "not ok - ..." or "skip - ..." (its docstring's first
+line), "# ..." diagnostics, as tests/run relays them.
+
+usage: cd host && python3 -m frlock.tests [MODULE...]   (default: every
+test_*.py here). FRLOCK_TEST_LOGS=DIR keeps the tests' files there.
+Exit status 1 if a test failed.
+"""
+
+import sys
+import time
+import unittest
+
+
+class Result(unittest.TestResult):
+    def __init__(self):
+        super().__init__()
+        self.t0 = {}
+
+    def startTest(self, test):
+        super().startTest(test)
+        self.t0[test] = time.monotonic()
+
+    def _desc(self, test):
+        took = time.monotonic() - self.t0.get(test, time.monotonic())
+        d = test.shortDescription() or test.id()
+        return d + (" [%d s]" % took if took >= 2 else "")
+
+    def _diag(self, err, test):
+        text = self._exc_info_to_string(err, test)
+        for line in text.rstrip().splitlines()[-20:]:
+            print("#   " + line)
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        print("ok - " + self._desc(test), flush=True)
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        print("not ok - " + self._desc(test), flush=True)
+        self._diag(err, test)
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        print("not ok - " + self._desc(test), flush=True)
+        self._diag(err, test)
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        print("skip - %s (%s)" % (self._desc(test), reason), flush=True)
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            print("#   %s: %s" % (subtest._subDescription(), err[1]))
+
+
+def main(argv):
+    loader = unittest.TestLoader()
+    if argv:
+        suite = loader.loadTestsFromNames(["frlock.tests." + m for m in argv])
+    else:
+        suite = loader.discover("frlock.tests", pattern="test_*.py", top_level_dir=".")
+    res = Result()
+    suite.run(res)
+    return 0 if res.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
