@@ -39,7 +39,7 @@ perf script -i "$tmp/perf.data" >"$tmp/script" 2>"$tmp/script.err"
 rc=$?
 # Records the kernel could not hand perf (its ring buffer was full).
 lost=$(perf report -i "$tmp/perf.data" --stats 2>/dev/null |
-	awk '$1 == "LOST" && $2 ~ /^events:/ { n += $3 } END { print n + 0 }')
+	awk '$1 == "LOST" && $2 ~ /^events:/ { n = $3; exit } END { print n + 0 }')
 echo "  script: $(wc -l <"$tmp/script") lines, $lost LOST events (perf report --stats)"
 head -3 "$tmp/script" | sed 's/^/  script: /'
 grep -m1 'frlock:frlock_read_retry:' "$tmp/script" | sed 's/^/  script: /'
