@@ -90,8 +90,11 @@ n=$(grep -c -E 'frlock:frlock_read_retry|seqcount:seqcount_read_retry' "$tmp/tra
 sed 's/^/# perf trace: /' "$tmp/trace.out" | grep -E 'read_retry|rror|not|ailed' | head -4
 check "perf trace --no-syscalls -e frlock:frlock_read_retry -e seqcount:seqcount_read_retry shows retries (exit $rc, $n lines)" \
 	test $rc -eq 0 -a "$n" -gt 0
-perf lock contention -a -- sh -c "$load" >"$tmp/lock.out" 2>&1
+# perf 6.1's lock contention reads a recording (live only with BPF).
+perf lock record -a -o "$tmp/lock.data" -- sh -c "$load" >"$tmp/lock.out" 2>&1
 rc=$?
-echo "# perf lock contention -a: exit $rc; it sees the lock:contention_* events of spinning and sleeping locks, never a sequence lock's retry:"
-sed 's/^/# perf lock contention: /' "$tmp/lock.out" | head -12
+perf lock contention -i "$tmp/lock.data" >>"$tmp/lock.out" 2>&1
+rc2=$?
+echo "# perf lock record -a: exit $rc; perf lock contention: exit $rc2. It reads the lock:contention_* events of spinning and sleeping locks, never a sequence lock's retry:"
+sed 's/^/# perf lock: /' "$tmp/lock.out" | head -14
 rm -rf "$tmp" /tmp/perf-paths
