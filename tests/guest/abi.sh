@@ -8,8 +8,10 @@
 #    format, read from tracefs in this guest.
 #  - Their text, as a kernel developer reads it: Debian's trace-cmd records
 #    all eight events while gettimeofday(2) readers race the tick and
-#    adjtimex on tk_core (frlock) and path lookups race renames on
-#    rename_lock and the dentries' d_seq (seqcount); in `trace-cmd report`'s
+#    adjtimex on tk_core (frlock), path lookups race renames on rename_lock
+#    and the dentries' d_seq (seqcount), and frlock_bench's window test
+#    makes readers wait on both kinds (events.sh's ev_load); in
+#    `trace-cmd report`'s
 #    text every retry joins the write_begin of its write and every wait the
 #    write_end of its write, on (lock, seq), in both systems (edges: see
 #    events.sh).
@@ -17,6 +19,7 @@
 # usage: abi.sh [SECONDS]	(the recording's length, default 3)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/events.sh"
+here=$(cd "$(dirname "$0")" && pwd)
 secs=${1:-3}
 case $secs in '' | *[!0-9]*) echo "usage: abi.sh [SECONDS]" >&2; exit 2 ;; esac
 T=/sys/kernel/tracing
@@ -51,14 +54,13 @@ if ! command -v trace-cmd >/dev/null; then
 fi
 tk=$(ev_sym tk_core) rl=$(ev_sym rename_lock)
 echo "  tk_core at $tk, rename_lock at $rl (/proc/kallsyms)"
-mkdir -p /tmp/abi-paths
 # 20 MB a CPU: trace-cmd reads the buffers while it records, and the check
 # below shows they lost nothing.
 trace-cmd record -q -b 20000 -e frlock -e seqcount -o "$tmp/trace.dat" -- \
-	sh -c "gtod-load -t 1 -d $secs -w 500 -i 0 & path-load -t 1 -d $secs --writer rename /tmp/abi-paths; wait" \
-	>"$tmp/record.out" 2>&1
+	sh -c ". $here/events.sh; ev_load $secs" >"$tmp/record.out" 2>&1
 rc=$?
 sed 's/^/  record: /' "$tmp/record.out" | tail -4
+sed 's/^/  load: /' /tmp/ev-load.gtod /tmp/ev-load.paths
 check "trace-cmd recorded frlock and seqcount events under both loads (exit $rc)" \
 	test $rc -eq 0 -a -s "$tmp/trace.dat"
 trace-cmd report -i "$tmp/trace.dat" >"$tmp/report" 2>"$tmp/report.err"
@@ -123,4 +125,4 @@ set -- $(joined "$rl" seqcount_read_wait)
 echo "  rename_lock's waits: $2 of $1 joined to the write_end that ended them"
 set -- $(joined "$tk" frlock_read_wait)
 echo "  tk_core's waits: $2 of $1 joined to the write_end that ended them"
-rm -rf "$tmp" /tmp/abi-paths
+rm -rf "$tmp" /tmp/ev-load-paths

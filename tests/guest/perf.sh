@@ -3,8 +3,9 @@
 # on the eight events, as a kernel developer would use it.
 #
 #  - perf record -e 'frlock:*' -e 'seqcount:*' -a over gettimeofday(2)
-#    readers racing the tick and adjtimex (tk_core) and path lookups racing
-#    renames (rename_lock, d_seq), then perf script: all eight events come
+#    readers racing the tick and adjtimex (tk_core), path lookups racing
+#    renames (rename_lock, d_seq) and frlock_bench's window test (readers
+#    that wait), then perf script: all eight events come
 #    back with their fields, and the retries join their writes on (lock,
 #    seq) as in ftrace's own text;
 #  - perf stat counts the same events;
@@ -15,6 +16,7 @@
 # usage: perf.sh [SECONDS]	(the load's length, default 3)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/events.sh"
+here=$(cd "$(dirname "$0")" && pwd)
 secs=${1:-3}
 case $secs in '' | *[!0-9]*) echo "usage: perf.sh [SECONDS]" >&2; exit 2 ;; esac
 
@@ -22,8 +24,9 @@ if ! command -v perf >/dev/null; then
 	not_ok "perf is in the guest (host/mkrootfs copies Debian's linux-perf)"
 	exit 0
 fi
-mkdir -p /tmp/perf-paths
-load="gtod-load -t 1 -d $secs -w 500 -i 0 & path-load -t 1 -d $secs --writer rename /tmp/perf-paths; wait"
+# events.sh's ev_load: gettimeofday and rename loads, and frlock_bench's
+# window test, whose readers wait on both kinds of lock.
+load=". $here/events.sh; ev_load $secs"
 tk=$(ev_sym tk_core) rl=$(ev_sym rename_lock)
 
 # --- perf record, perf script -----------------------------------------------
@@ -97,4 +100,4 @@ perf lock contention -i "$tmp/lock.data" >>"$tmp/lock.out" 2>&1
 rc2=$?
 echo "# perf lock record -a: exit $rc; perf lock contention: exit $rc2. It reads the lock:contention_* events of spinning and sleeping locks, never a sequence lock's retry:"
 sed 's/^/# perf lock: /' "$tmp/lock.out" | head -14
-rm -rf "$tmp" /tmp/perf-paths
+rm -rf "$tmp" /tmp/ev-load-paths
