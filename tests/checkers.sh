@@ -3,11 +3,12 @@
 # seconds for make test-long, empty for make test.
 
 # Torture and recursion safety on the frlock kernel: 10 s of stress in
-# make test.
+# make test. The fallback test (frlock_bench test=nested) comes last: it
+# makes the kernel warn, on purpose.
 torture_s=${long:-10}
 guest_job torture "guest for torture and recursion exited cleanly" \
 	--kernel "$kernel" --timeout $((torture_s + 300)) --exec \
-	"cd /opt/frlock/tests/guest && ./torture.sh $((torture_s * 1000)); ./recursion.sh 10; ./nested-reader.sh"
+	"cd /opt/frlock/tests/guest && ./torture.sh $((torture_s * 1000)); ./recursion.sh 10; ./nested-reader.sh; ./nested-fallback.sh 3000"
 
 # scan_console VARIANT LOG: the checker's reports, judged.
 scan_console() {

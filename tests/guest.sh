@@ -18,16 +18,23 @@ guest_job frlock-kernel "guest on the frlock kernel ran and exited cleanly" \
 	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./badinput.sh; ./agreement.sh; ./bpf.sh; ./timekeeping.sh; ./seqcount.sh frlock 8'
 relay < <("$top/host/judge-agreement" "$guest_results/agreement")
 
-# 6.1's own timekeeping with every sequence lock traced: the series up to
-# the seqcount events, without the timekeeping conversion. tk_core.seq is a
-# seqcount there, and the tools show it under the same gettimeofday load.
-if n=$(patch_number '*-locking-seqlock-Add-tracepoints-*') &&
-	stock_tk=$("$top/kernel/build" --variant frlock --patches "$n" 2>"$logs/build-stock-tk.err"); then
+# The eight events as a kernel developer's own tools show them: both trace
+# systems' format files, trace-cmd's text and Debian's perf (record,
+# script, stat, trace, lock contention) on the frlock kernel.
+guest_job kernel-tools "guest for the events' ABI, trace-cmd and perf ran and exited cleanly" \
+	--kernel "$kernel" --timeout 900 --exec \
+	'cd /opt/frlock/tests/guest && ./abi.sh 3; ./perf.sh 3'
+
+# 6.1's own timekeeping with every sequence lock traced: the seqcount series
+# alone, without frlock. tk_core.seq is a seqcount there, and the tools show
+# it under the same gettimeofday load; the series' verifier patch refuses
+# bpf_timer inside timekeeping's write section there too.
+if stock_tk=$("$top/kernel/build" --series seqcount 2>"$logs/build-stock-tk.err"); then
 	guest_job stock-timekeeping "guest on stock timekeeping with seqcount events ran and exited cleanly" \
 		--kernel "$stock_tk" --timeout 900 --exec \
-		'cd /opt/frlock/tests/guest && ./seqcount.sh stock-timekeeping 8'
+		'cd /opt/frlock/tests/guest && ./seqcount.sh stock-timekeeping 8; ./nested-reader.sh'
 else
-	not_ok "the kernel with patches 1-${n:-?} (stock timekeeping, seqcount events) builds (log: $logs/build-stock-tk.err)"
+	not_ok "the seqcount series alone (stock timekeeping, seqcount events) builds (log: $logs/build-stock-tk.err)"
 fi
 
 # gettimeofday through the vDSO never reaches the kernel's frlock. Under

@@ -1,11 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A BPF program nested in tk_core.lock's write section: update_vsyscall()
- * runs inside it, and in 6.1 an fentry (BPF_PROG_TYPE_TRACING) program may
- * use bpf_timer, whose bpf_timer_start() calls hrtimer_start(), which
- * reads the time. The verifier accepts this program. The series makes
- * bpf_timer_start() refuse with -EDEADLK inside the write section; the
- * program counts what it gets, for tests/guest/nested-reader.sh.
+ * Tracing programs that use bpf_timer where timekeeping's write section is
+ * open. update_vsyscall() runs inside tk_core's write section, and so do
+ * the seqcount writer events of KVM's pvclock notifier; bpf_timer_start()
+ * calls hrtimer_start(), which reads the time, which waits for that
+ * section forever. 6.1's verifier accepts such an fentry program; series
+ * v4 (patches/seqcount/, patch 3) refuses it at load time, with a message
+ * saying why. One program per attach point, each loaded on its own by
+ * nested_reader.c:
+ *
+ *   update_vsyscall	fentry inside the section: must be refused
+ *   seqcount_write	tp_btf on seqcount_write_begin: must be refused
+ *   elsewhere		the same calls from fentry on bpf_fentry_test1(),
+ *			outside any section: must load, so that the refusal
+ *			is the attach point's, not bpf_timer's
+ *
+ * If the verifier accepts one of the first two, nested_reader does not
+ * attach it: the guest would hang at the next tick. For
+ * tests/guest/nested-reader.sh.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -13,7 +25,6 @@
 #include "nested_reader.h"
 
 #define CLOCK_MONOTONIC	1
-#define EDEADLK		35
 
 struct timer_elem {
 	struct bpf_timer t;
@@ -27,7 +38,6 @@ struct {
 } timers SEC(".maps");
 
 struct nested_reader_stats stats = {};
-int initialized;
 
 static int timer_fired(void *map, int *key, struct timer_elem *e)
 {
@@ -35,8 +45,8 @@ static int timer_fired(void *map, int *key, struct timer_elem *e)
 	return 0;
 }
 
-SEC("fentry/update_vsyscall")
-int BPF_PROG(timer_in_write_section, struct timekeeper *tk)
+/* bpf_timer_init(), _set_callback() and _start(), as a program would. */
+static __always_inline void use_timer(void)
 {
 	struct timer_elem *e;
 	int key = 0;
@@ -44,24 +54,37 @@ int BPF_PROG(timer_in_write_section, struct timekeeper *tk)
 
 	e = bpf_map_lookup_elem(&timers, &key);
 	if (!e)
-		return 0;
-	if (!initialized) {
-		/* Neither reads the time: hrtimer_init() and a store. */
-		if (bpf_timer_init(&e->t, &timers, CLOCK_MONOTONIC) ||
-		    bpf_timer_set_callback(&e->t, timer_fired))
-			__sync_fetch_and_add(&stats.init_err, 1);
-		initialized = 1;
-	}
+		return;
 	__sync_fetch_and_add(&stats.calls, 1);
+	bpf_timer_init(&e->t, &timers, CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&e->t, timer_fired);
 	ret = bpf_timer_start(&e->t, 1000000, 0);
-	if (ret == -EDEADLK)
-		__sync_fetch_and_add(&stats.refused, 1);
-	else if (ret == 0)
+	if (ret == 0)
 		__sync_fetch_and_add(&stats.started, 1);
 	else {
 		__sync_fetch_and_add(&stats.failed, 1);
 		stats.last_err = ret;
 	}
+}
+
+SEC("fentry/update_vsyscall")
+int BPF_PROG(update_vsyscall, struct timekeeper *tk)
+{
+	use_timer();
+	return 0;
+}
+
+SEC("tp_btf/seqcount_write_begin")
+int BPF_PROG(seqcount_write, const seqcount_t *s, unsigned int seq, unsigned long caller)
+{
+	use_timer();
+	return 0;
+}
+
+SEC("fentry/bpf_fentry_test1")
+int BPF_PROG(elsewhere, int a)
+{
+	use_timer();
 	return 0;
 }
 

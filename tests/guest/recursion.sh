@@ -1,7 +1,7 @@
 #!/bin/sh
 # Recursion safety: BPF programs that read the time through bpftrace's
 # nsecs, elapsed, time() and strftime(), attached to the frlock writer
-# tracepoints, to every seqcount event and inside tk_core.lock's write
+# tracepoints, to every seqcount event and inside tk_core's write
 # section, under gettimeofday load with adjtimex writers and a rename load
 # against path lookups (path-load: rename_lock and d_seq writes, retries
 # and waits). The guest must neither hang (run-guest's timeout would end
@@ -35,15 +35,17 @@ for p in tracepoint:frlock:frlock_write_begin tracepoint:frlock:frlock_write_end
 done
 # The readers' events: retries are rare under these probes (a slow
 # lockdep guest saw none in 10 s), waits at path_init's rename_lock are not.
-retry=$(sed -n 's/^@hits\[tracepoint:seqcount:seqcount_read_retry\]: \([0-9]*\)$/\1/p' "$tmp/bt.out")
-wait_=$(sed -n 's/^@hits\[tracepoint:seqcount:seqcount_read_wait\]: \([0-9]*\)$/\1/p' "$tmp/bt.out")
-[ $((${retry:-0} + ${wait_:-0})) -gt 0 ] &&
-	ok "recursion: the seqcount reader events fired ${retry:-0} (read_retry) and ${wait_:-0} (read_wait) times, reading the time each" ||
-	not_ok "recursion: the seqcount reader events fired (read_retry ${retry:-none}, read_wait ${wait_:-none})"
+for sys in frlock seqcount; do
+	retry=$(sed -n "s/^@hits\[tracepoint:$sys:${sys}_read_retry\]: \([0-9]*\)$/\1/p" "$tmp/bt.out")
+	wait_=$(sed -n "s/^@hits\[tracepoint:$sys:${sys}_read_wait\]: \([0-9]*\)$/\1/p" "$tmp/bt.out")
+	[ $((${retry:-0} + ${wait_:-0})) -gt 0 ] &&
+		ok "recursion: the $sys reader events fired ${retry:-0} (read_retry) and ${wait_:-0} (read_wait) times, reading the time each" ||
+		not_ok "recursion: the $sys reader events fired (read_retry ${retry:-none}, read_wait ${wait_:-none})"
+done
 grep -q '[0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] ' "$tmp/bt.out" &&
 	ok "recursion: time() and strftime() printed from the probes" ||
 	not_ok "recursion: time() and strftime() printed from the probes"
-if dmesg | grep -E 'frlock: .*inside its own write section|WARNING:|BUG:|rcu.*stall' >"$tmp/warn"; then
+if dmesg | grep -E 'read nested in its own write section|WARNING:|BUG:|rcu.*stall' >"$tmp/warn"; then
 	not_ok "recursion: no kernel warning ($(head -1 "$tmp/warn"))"
 else
 	ok "recursion: no kernel warning, no RCU stall"

@@ -9,14 +9,19 @@
 #  - the tick: jiffies_seq's writes. This guest's kernel has no NO_HZ, and
 #    on 64-bit nothing else reads jiffies_seq, so it has writes and no
 #    retries; the check says so;
-#  - with "stock-timekeeping", on the kernel with the seqcount events but
-#    not the timekeeping conversion: gettimeofday readers against adjtimex
-#    writers on tk_core.seq.
+#  - with "stock-timekeeping", on the seqcount series alone (kernel/build
+#    --series seqcount: 6.1's own timekeeping): gettimeofday readers
+#    against adjtimex writers on tk_core.seq.
 #
-# The hist triggers count per lock address (.sym names the static ones) and
-# name; frlockstat is attached first and stopped last, so that its window
-# holds the triggers' window. The workloads make the only retries of these
-# locks in between, so the retries must be equal; writes also come from
+# The events carry no name (series v4): the hist triggers count per lock
+# address, lock.sym naming the static ones (rename_lock, mount_lock,
+# jiffies_seq, tk_core: its seqcount is its first member). Every lock
+# outside the kernel image counts as one instance, "heap": under the rename
+# storm, the dentries' d_seq (frlockstat names them dentry.d_seq, by their
+# slab cache), which the check shows by the writers of those locks.
+# frlockstat is attached first and stopped last, so that its window holds
+# the triggers' window. The workloads make the only retries of these locks
+# in between, so the retries must be equal; writes also come from
 # elsewhere (the tick, the shell), so frlockstat must count at least as
 # many.
 #
@@ -46,8 +51,63 @@ if [ ! -x "$F" ]; then
 	exit 0
 fi
 
-# hist_count EVENT INSTANCE: the hits of INSTANCE (guest-rootfs/lib.sh's
-# hist_instances), -1 if the hist dropped entries.
+# seqcount_hist EVENT on|pause|off: a hist trigger on the seqcount event
+# EVENT, per lock address, with room for 65,536 of them: every negative
+# dentry a rename storm makes is a new one, and a hist that drops entries
+# undercounts. The second key, the caller, tells the writers of the heap's
+# locks apart.
+SEQCOUNT_HIST='hist:keys=lock.sym,caller.sym:vals=hitcount:size=65536'
+seqcount_hist() {
+	case $2 in
+	on) echo "$SEQCOUNT_HIST" ;;
+	pause) echo "$SEQCOUNT_HIST:pause" ;;
+	off) echo "!$SEQCOUNT_HIST" ;;
+	*) return 2 ;;
+	esac >>"$E/$1/trigger"
+}
+
+# hist_instances HIST: such a hist summed per instance, "INSTANCE HITS"
+# lines: a lock in the kernel image by its symbol, every other one as
+# "heap". A hist that dropped entries would undercount: it says so on
+# stderr and returns 1.
+#   { lock: [ffffffff82009500] rename_lock , caller: [ffffffff8120852d] d_move } hitcount: 251
+#   { lock: [ff11000000ed99c4] 0xff11000000ed99c4 , caller: [...] __d_move } hitcount: 330
+hist_instances() {
+	if ! grep -q '^    Dropped: 0$' "$1"; then
+		echo "hist_instances: $1 dropped entries ($(grep Dropped "$1"))" >&2
+		return 1
+	fi
+	awk '/^[{] lock:/ {
+		sym = ""
+		if (match($0, /\] [^,]*,/)) sym = substr($0, RSTART + 2, RLENGTH - 3)
+		sub(/ +$/, "", sym)
+		sub(/\+0x[0-9a-f]*\/0x[0-9a-f]*$/, "", sym)
+		n = $0; sub(/.*hitcount: */, "", n)
+		key = (sym != "" && sym !~ /^0x/) ? sym : "heap"
+		hits[key] += n
+	}
+	END { for (k in hits) print k, hits[k] }' "$1"
+}
+
+# hist_callers HIST INSTANCE: the call sites of INSTANCE's hits, "FUNCTION
+# HITS" lines, most first.
+hist_callers() {
+	awk -v want="$2" '/^[{] lock:/ {
+		sym = ""
+		if (match($0, /\] [^,]*,/)) sym = substr($0, RSTART + 2, RLENGTH - 3)
+		sub(/ +$/, "", sym)
+		sub(/\+0x[0-9a-f]*\/0x[0-9a-f]*$/, "", sym)
+		key = (sym != "" && sym !~ /^0x/) ? sym : "heap"
+		if (key != want) next
+		c = $0; sub(/.*caller: \[[0-9a-f]*\] */, "", c); sub(/[+ ].*/, "", c)
+		n = $0; sub(/.*hitcount: */, "", n)
+		hits[c] += n
+	}
+	END { for (c in hits) print c, hits[c] }' "$1" | sort -k2 -rn
+}
+
+# hist_count EVENT INSTANCE: the hits of INSTANCE, -1 if the hist dropped
+# entries.
 hist_count() {
 	hist_instances $E/$1/hist >"$tmp/hist" || { echo -1; return; }
 	awk -v want="$2" '$1 == want { n = $2 } END { print n + 0 }' "$tmp/hist"
@@ -90,14 +150,16 @@ workload() {
 	return $_rc
 }
 
-# agree NAME INSTANCE: frlockstat's retries of INSTANCE equal the hist
+# agree NAME INSTANCE [ROW]: frlockstat's retries of INSTANCE (its row ROW,
+# if frlockstat names it otherwise: every dentry's d_seq is dentry.d_seq,
+# by its slab cache's type) equal the hist
 # triggers' count but for the retry events it reported missed, and are more
 # than 0 (NOZERO=0 allows 0); its writes are at least the triggers' count.
 agree() {
 	_h_retries=$(hist_count seqcount_read_retry "$2")
 	_h_writes=$(hist_count seqcount_write_begin "$2")
-	_f_retries=$(fs_count "$tmp/$1.fs" "$2" retries)
-	_f_writes=$(fs_count "$tmp/$1.fs" "$2" writes)
+	_f_retries=$(fs_count "$tmp/$1.fs" "${3:-$2}" retries)
+	_f_writes=$(fs_count "$tmp/$1.fs" "${3:-$2}" writes)
 	echo "  $1: $2: retries ftrace=$_h_retries frlockstat=$_f_retries, writes ftrace=$_h_writes frlockstat=$_f_writes"
 	if [ "${NOZERO:-1}" = 1 ]; then
 		check "$1: $2 retried ($_h_retries retries counted by ftrace's hist trigger)" \
@@ -130,7 +192,24 @@ workload rename path-load -d "$SECS" -j --writer rename /tmp/pl-rename
 check "rename: path-load ran ($(tail -1 "$tmp/rename.load"))" \
 	grep -q '"write_errors":0' "$tmp/rename.load"
 agree rename rename_lock
-agree rename d_seq
+# The heap's retried locks are the dentries' d_seq: every write of a heap
+# lock that retried is dcache's (fs/dcache.c writes d_seq in __d_move,
+# ___d_drop, __d_instantiate, __d_add and dentry_unlink_inode, or the
+# d_*/dentry_* functions they are inlined into).
+awk 'NR == FNR { if (/^[{] lock: \[[0-9a-f]*\] 0x/) { sub(/^[{] lock: \[/, ""); sub(/\].*/, ""); r[$0] = 1 } next }
+	/^[{] lock: \[[0-9a-f]*\] 0x/ {
+		a = $0; sub(/^[{] lock: \[/, "", a); sub(/\].*/, "", a)
+		if (!(a in r)) next
+		c = $0; sub(/.*caller: \[[0-9a-f]*\] */, "", c); sub(/[+ ].*/, "", c)
+		n = $0; sub(/.*hitcount: */, "", n)
+		w[c] += n
+	}
+	END { for (c in w) print c, w[c] }' "$tmp/rename.retry" "$tmp/rename.write" | sort -k2 -rn >"$tmp/heapw"
+sed 's/^/  retried heap locks written by: /' "$tmp/heapw" | head -8
+others=$(grep -v -E '^_*(d|dentry)_[a-z_]* |^dput |^shrink_dentry_list ' "$tmp/heapw" | awk '{ n += $2 } END { print n + 0 }')
+check "rename: the heap's retried locks are dentries' d_seq: written by dcache only ($(awk '{ n += $2 } END { print n + 0 }' "$tmp/heapw") writes, $others by others)" \
+	test -s "$tmp/heapw" -a "$others" -eq 0
+agree rename heap dentry.d_seq
 for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
 	seqcount_hist $ev off
 done
@@ -158,11 +237,11 @@ path-load -d $((SECS + 8)) --writer rename /tmp/pl-plain >"$tmp/plain.load" 2>&1
 plain=$!
 "$F" 1 5 >"$tmp/plain" 2>&1
 wait $plain
-grep -E '^(LOCK|rename_lock|d_seq) ' "$tmp/plain" | sed 's/^/  /' | head -12
-# RETRIES/s is the 7th column of the table.
-check "rename: frlockstat 1 5 lists rename_lock and d_seq, each with retries in some interval" \
+grep -E '^(LOCK|rename_lock|dentry.d_seq) ' "$tmp/plain" | sed 's/^/  /' | head -12
+# RETRY/s is the 7th column of the table.
+check "rename: frlockstat 1 5 lists rename_lock and dentry.d_seq, each with retries in some interval" \
 	sh -c "awk '\$1 == \"rename_lock\" && \$7 > 0' '$tmp/plain' | grep -q . &&
-		awk '\$1 == \"d_seq\" && \$7 > 0' '$tmp/plain' | grep -q ."
+		awk '\$1 == \"dentry.d_seq\" && \$7 > 0' '$tmp/plain' | grep -q ."
 
 # --- Mounts against lookups -------------------------------------------------
 workload mount path-load -d "$SECS" -j --writer mount /tmp/pl-mount
