@@ -90,14 +90,16 @@ workload() {
 	return $_rc
 }
 
-# agree NAME INSTANCE: frlockstat's retries of INSTANCE equal the hist
+# agree NAME INSTANCE [ROW]: frlockstat's retries of INSTANCE (its row ROW,
+# if frlockstat names it otherwise: every dentry's d_seq is dentry.d_seq,
+# by its slab cache's type) equal the hist
 # triggers' count but for the retry events it reported missed, and are more
 # than 0 (NOZERO=0 allows 0); its writes are at least the triggers' count.
 agree() {
 	_h_retries=$(hist_count seqcount_read_retry "$2")
 	_h_writes=$(hist_count seqcount_write_begin "$2")
-	_f_retries=$(fs_count "$tmp/$1.fs" "$2" retries)
-	_f_writes=$(fs_count "$tmp/$1.fs" "$2" writes)
+	_f_retries=$(fs_count "$tmp/$1.fs" "${3:-$2}" retries)
+	_f_writes=$(fs_count "$tmp/$1.fs" "${3:-$2}" writes)
 	echo "  $1: $2: retries ftrace=$_h_retries frlockstat=$_f_retries, writes ftrace=$_h_writes frlockstat=$_f_writes"
 	if [ "${NOZERO:-1}" = 1 ]; then
 		check "$1: $2 retried ($_h_retries retries counted by ftrace's hist trigger)" \
@@ -130,7 +132,7 @@ workload rename path-load -d "$SECS" -j --writer rename /tmp/pl-rename
 check "rename: path-load ran ($(tail -1 "$tmp/rename.load"))" \
 	grep -q '"write_errors":0' "$tmp/rename.load"
 agree rename rename_lock
-agree rename d_seq
+agree rename d_seq dentry.d_seq
 for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
 	seqcount_hist $ev off
 done
@@ -158,11 +160,11 @@ path-load -d $((SECS + 8)) --writer rename /tmp/pl-plain >"$tmp/plain.load" 2>&1
 plain=$!
 "$F" 1 5 >"$tmp/plain" 2>&1
 wait $plain
-grep -E '^(LOCK|rename_lock|d_seq) ' "$tmp/plain" | sed 's/^/  /' | head -12
-# RETRIES/s is the 7th column of the table.
-check "rename: frlockstat 1 5 lists rename_lock and d_seq, each with retries in some interval" \
+grep -E '^(LOCK|rename_lock|dentry.d_seq) ' "$tmp/plain" | sed 's/^/  /' | head -12
+# RETRY/s is the 7th column of the table.
+check "rename: frlockstat 1 5 lists rename_lock and dentry.d_seq, each with retries in some interval" \
 	sh -c "awk '\$1 == \"rename_lock\" && \$7 > 0' '$tmp/plain' | grep -q . &&
-		awk '\$1 == \"d_seq\" && \$7 > 0' '$tmp/plain' | grep -q ."
+		awk '\$1 == \"dentry.d_seq\" && \$7 > 0' '$tmp/plain' | grep -q ."
 
 # --- Mounts against lookups -------------------------------------------------
 workload mount path-load -d "$SECS" -j --writer mount /tmp/pl-mount
