@@ -10,7 +10,7 @@ plogs=$logs/prometheus
 mkdir -p "$plogs"
 
 check "prometheus: promtool check rules frlock.rules.yml" promtool check rules "$prom/frlock.rules.yml"
-check "prometheus: promtool test rules (retry share, hold p99, both alerts fire on the busy machine only)" \
+check "prometheus: promtool test rules (every rule from input series; reader time lost, hold p99 and lost events: each alert fires on the busy machine only)" \
 	bash -c "cd '$prom' && promtool test rules frlock.rules.test.yml"
 check "prometheus: promtool check config fleet.yml" promtool check config "$prom/fleet.yml"
 check "prometheus: the exporter fixture is valid exposition format" \
