@@ -1116,7 +1116,7 @@ static void print_json(const struct interval *iv)
 		if (cap & CAP_WAITS)
 			json_hist("wait_ns", &d->wait_ns);
 		if (cap & CAP_JOIN)
-			json_hist("retry_lost_lb_ns_hist", &d->retry_lb_ns);
+			json_hist("retry_lb_ns", &d->retry_lb_ns);
 		if (abi == ABI_V3) {
 			json_hist("retries_per_read", &d->retries_per_read);
 			json_hist("lost_ns", &d->lost_ns);

@@ -1,7 +1,8 @@
 # Prometheus on the host: the recording rules and alerts (promtool), the
 # fleet config, and dashboards/prometheus/local-prometheus scraping a
-# recorded exporter page into the console template; its faults. Nothing
-# here boots a guest. Sourced by tests/run (check, expect_fail,
+# recorded exporter page into the console template; its faults; and
+# frlockstat's recorded NDJSON against its documented schema. Nothing here
+# boots a guest. Sourced by tests/run (check, expect_fail,
 # one_line_fault, log_kept, wait_for, $logs, $top).
 
 prom=$top/dashboards/prometheus
@@ -15,6 +16,14 @@ check "prometheus: promtool test rules (every rule from input series; reader tim
 check "prometheus: promtool check config fleet.yml" promtool check config "$prom/fleet.yml"
 check "prometheus: the exporter fixture is valid exposition format" \
 	bash -c "promtool check metrics <'$prom/fixtures/frlock.prom'"
+# frlockstat's records, recorded from a real run, against bpf/README.md's
+# table of them (the feed the host's views read).
+/usr/bin/python3 "$top/tests/feed_schema.py" "$top/bpf/README.md" \
+	"$top/tests/fixtures/frlockstat-v2.ndjson" >"$plogs/feed_schema.out" 2>&1
+schema_rc=$?
+relay <"$plogs/feed_schema.out"
+[ "$schema_rc" -eq 0 ] || grep -q '^not ok' "$plogs/feed_schema.out" ||
+	not_ok "feed_schema.py failed (exit $schema_rc): $(tail -1 "$plogs/feed_schema.out")"
 
 # A recorded exporter page served on loopback, as a guest's would be.
 fixture_server() {
