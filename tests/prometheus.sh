@@ -60,7 +60,11 @@ scrape_fixture() {
 	if ! wait_for 20 has_samples "$url" 'lock:frlock_writes:rate1m{lock="tk_core.lock"}'; then
 		echo "the recording rule never had a sample"; rc=1
 	fi
-	[ "$(query "$url" 'frlock_write_hold_seconds_count')" = 1 ] || { echo "no hold histogram scraped"; rc=1; }
+	# One hold histogram per lock of the fixture.
+	local holds
+	holds=$(grep -c '^frlock_write_hold_seconds_count{' "$prom/fixtures/frlock.prom")
+	[ "$(query "$url" 'frlock_write_hold_seconds_count')" = "$holds" ] ||
+		{ echo "not the $holds hold histograms of the fixture scraped"; rc=1; }
 	http_get "${url}consoles/frlock.html" >"$plogs/console.html" || { echo "console not served"; rc=1; }
 	grep -q '<td>tk_core.lock</td>' "$plogs/console.html" || { echo "console has no tk_core.lock row"; rc=1; }
 	ss -ltnp | grep "pid=$pid," | grep -v '127.0.0.1:' && { echo "prometheus listens beyond loopback"; rc=1; }
