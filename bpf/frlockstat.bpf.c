@@ -22,7 +22,8 @@
 
 /* Set by userspace before load. */
 const volatile bool per_site = false;		/* -w, -c: count per call site */
-const volatile bool per_caller = false;		/* -c: and the site's caller */
+const volatile bool per_caller = false;		/* -c: and a reader site's caller */
+const volatile bool writer_stacks = false;	/* -C: and a writer site's caller */
 /* -L 0xADDR: that one address, its own instance (other names: userspace). */
 const volatile __u64 targ_addr = 0;
 /* Naming (enum naming): where the kernel keeps what. */
@@ -82,6 +83,7 @@ struct key_val {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 	__type(key, u64);
 	__type(value, struct key_val);
 } lock_keys SEC(".maps");
@@ -95,6 +97,8 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
+	/* Free lists per CPU: a write's begin takes no lock shared by all CPUs. */
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 	__type(key, struct write_key);
 	__type(value, struct write_rec);
 } recent_writes SEC(".maps");
@@ -366,15 +370,20 @@ static __always_inline void caller_count(struct caller_key *key, u64 ns)
 	__sync_fetch_and_add(&cs->total_ns, ns);
 }
 
-/* -w, -c: count the event at its site (with -c, and the site's caller). */
+/*
+ * -w, -c: count the event at its site; a reader's with -c, its caller from
+ * a stack walk; a writer's with -C, the caller its section's begin found
+ * (@parent: one walk per section, at the begin, out of the hold time).
+ */
 static __always_inline void site_add(void *ctx, u64 key, unsigned long caller,
-				     unsigned int kind, u64 ns)
+				     unsigned int kind, u64 ns, u64 parent)
 {
-	struct caller_key ck = { .lock = key, .caller = caller, .kind = kind };
+	struct caller_key ck = { .lock = key, .caller = caller, .kind = kind,
+				 .parent = parent };
 
 	if (!per_site)
 		return;
-	if (per_caller)
+	if (per_caller && kind != CALLER_WRITE)
 		ck.parent = caller_of(ctx, caller);
 	caller_count(&ck, ns);
 }
@@ -396,20 +405,20 @@ static __always_inline void first_site(unsigned long long *site, unsigned long c
 		__sync_val_compare_and_swap(site, 0, caller);
 }
 
-static __always_inline int write_begin(void *ctx, u64 lock, u32 seq, unsigned long caller,
-				       u32 kind, const char *name)
+/*
+ * The write path is what every write section of every sequence lock pays:
+ * its begin only stores the section's record (no lookup of the instance,
+ * which its end finds), its end looks the record and the instance up.
+ */
+static __always_inline int write_begin(void *ctx, u64 lock, u32 seq, unsigned long caller)
 {
 	struct write_key wk = { .lock = lock, .seq = seq };
 	struct write_rec w = { .caller = caller };
-	struct lock_stat *st;
-	u64 key;
 	long err;
 
-	st = instance_of(lock, kind, name, &key);
-	if (!st)
+	if (targ_addr && lock != targ_addr)
 		return 0;
-	first_site(&st->writer, caller);
-	if (per_caller)
+	if (writer_stacks)
 		w.parent = caller_of(ctx, caller);
 	/* After the stack walk: the hold time is the section's, not ours. */
 	w.begin_ns = bpf_ktime_get_ns();
@@ -458,11 +467,13 @@ static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long
 	st = instance_of(lock, kind, name, &key);
 	if (!st)
 		return 0;
+	first_site(&st->writer, w->caller);
 	__sync_fetch_and_add(&st->writes, 1);
 	hist_add(&st->hold_ns, ns);
 	__sync_fetch_and_add(&st->hold_ns_sum, ns);
-	site_add(ctx, key, caller, CALLER_WRITE, ns);
-	if (!__sync_fetch_and_add(&w->nwait, 0))
+	site_add(ctx, key, caller, CALLER_WRITE, ns, w->parent);
+	/* After the exchange above, a full barrier: a plain load will do. */
+	if (!*(volatile u32 *)&w->nwait)
 		return 0;
 	for (i = 0; i < WAITERS; i++) {
 		t = __sync_lock_test_and_set(&w->wait_ns[i], TIMED);
@@ -486,7 +497,7 @@ static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long
 		return 0;
 	__sync_fetch_and_add(&st->waits, 1);
 	first_site(&st->reader, caller);
-	site_add(ctx, key, caller, CALLER_WAIT, 0);
+	site_add(ctx, key, caller, CALLER_WAIT, 0, 0);
 	w = bpf_map_lookup_elem(&recent_writes, &wk);
 	if (!w)
 		return 0;	/* its write began before we attached, or made way */
@@ -531,7 +542,7 @@ static __always_inline int read_retry(void *ctx, u64 lock, u32 start, unsigned l
 		return 0;
 	__sync_fetch_and_add(&st->retries, 1);
 	first_site(&st->reader, caller);
-	site_add(ctx, key, caller, CALLER_RETRY, 0);
+	site_add(ctx, key, caller, CALLER_RETRY, 0, 0);
 	if (!joinable)
 		return 0;
 	w = bpf_map_lookup_elem(&recent_writes, &wk);
@@ -552,7 +563,7 @@ static __always_inline int read_retry(void *ctx, u64 lock, u32 start, unsigned l
 #define V4_PROGS(type, pfx)							\
 SEC(#type "/frlock_write_begin")						\
 int BPF_PROG(pfx##_fr_wbegin, const void *lock, unsigned int seq, unsigned long caller) \
-{ return write_begin(ctx, (u64)lock, seq, caller, KIND_FRLOCK, NULL); }	\
+{ return write_begin(ctx, (u64)lock, seq, caller); }	\
 SEC(#type "/frlock_write_end")							\
 int BPF_PROG(pfx##_fr_wend, const void *lock, unsigned int seq, unsigned long caller) \
 { return write_end(ctx, (u64)lock, seq, caller, KIND_FRLOCK, NULL); }		\
@@ -568,7 +579,7 @@ int BPF_PROG(pfx##_fr_wait, const void *lock, unsigned int seq, unsigned long ca
 { return read_wait(ctx, (u64)lock, seq, caller, KIND_FRLOCK, NULL); }		\
 SEC(#type "/seqcount_write_begin")						\
 int BPF_PROG(pfx##_sc_wbegin, const void *lock, unsigned int seq, unsigned long caller) \
-{ return write_begin(ctx, (u64)lock, seq, caller, KIND_SEQCOUNT, NULL); }	\
+{ return write_begin(ctx, (u64)lock, seq, caller); }	\
 SEC(#type "/seqcount_write_end")						\
 int BPF_PROG(pfx##_sc_wend, const void *lock, unsigned int seq, unsigned long caller) \
 { return write_end(ctx, (u64)lock, seq, caller, KIND_SEQCOUNT, NULL); }	\
@@ -632,7 +643,7 @@ static __always_inline int v3_fr_done(void *ctx, u64 lock, const char *name,
 		__sync_fetch_and_add(&st->lost_ns_sum, lost);
 		bpf_map_delete_elem(&read_start, &rk);
 	}
-	site_add(ctx, key, caller, CALLER_READ, lost);
+	site_add(ctx, key, caller, CALLER_READ, lost, 0);
 	return 0;
 }
 
@@ -640,7 +651,7 @@ static __always_inline int v3_fr_done(void *ctx, u64 lock, const char *name,
 SEC(#type "/frlock_write_begin")						\
 int BPF_PROG(pfx##_fr_wbegin, const frcount_t *fc, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
-{ return write_begin(ctx, (u64)fc, seq, caller, KIND_FRLOCK, name); }		\
+{ return write_begin(ctx, (u64)fc, seq, caller); }		\
 SEC(#type "/frlock_write_end")							\
 int BPF_PROG(pfx##_fr_wend, const frcount_t *fc, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
@@ -656,7 +667,7 @@ int BPF_PROG(pfx##_fr_done, const frcount_t *fc, const char *name,		\
 SEC(#type "/seqcount_write_begin")						\
 int BPF_PROG(pfx##_sc_wbegin, const seqcount_t *s, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
-{ return write_begin(ctx, (u64)s, seq, caller, KIND_SEQCOUNT, name); }	\
+{ return write_begin(ctx, (u64)s, seq, caller); }	\
 SEC(#type "/seqcount_write_end")						\
 int BPF_PROG(pfx##_sc_wend, const seqcount_t *s, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\

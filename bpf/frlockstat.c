@@ -16,7 +16,8 @@
  * short BPF program per write section begin and end, per retry and per
  * wait, each a lookup or two and a few atomic adds; reads that neither
  * retry nor wait cost nothing (make bench measures it). -w and -c add a
- * hash update per event, -c a stack walk.
+ * hash update per event, -c a stack walk per retry and wait, -C one per
+ * write section too.
  */
 #define _GNU_SOURCE	/* strerrorname_np */
 #include <argp.h>
@@ -50,6 +51,7 @@ static struct env {
 	bool wide;			/* -w */
 	char *prom;			/* -P */
 	bool per_caller;		/* -c */
+	bool writer_stacks;		/* -C */
 	bool json;
 	bool timestamp;
 	bool raw_tp;
@@ -85,7 +87,7 @@ static const char argp_doc[] =
 "Every sequence lock, frlock and seqcount: writes, hold times, retries,\n"
 "waits, the time readers lost and the writers that cost it.\n"
 "\n"
-"USAGE: frlockstat [-h] [-L NAME] [-k KIND] [-n ROWS] [-c] [-w] [-H] [-j] [-T]\n"
+"USAGE: frlockstat [-h] [-L NAME] [-k KIND] [-n ROWS] [-c] [-C] [-w] [-H] [-j] [-T]\n"
 "                  [-P FILE] [interval] [count]\n"
 "\n"
 "EXAMPLES:\n"
@@ -96,8 +98,9 @@ static const char argp_doc[] =
 "    frlockstat -k seqcount     # seqcount_t and seqlock_t only\n"
 "    frlockstat -n 5 1          # the 5 locks that retry most, every second\n"
 "    frlockstat -w 5            # also each lock's busiest writer and reader\n"
-"    frlockstat -c 5            # also every call site and its caller, and the\n"
-"                               # writers that cost readers time\n"
+"    frlockstat -c 5            # also every call site, a reader's caller, and\n"
+"                               # the writers that cost readers time\n"
+"    frlockstat -C 5            # -c, and each writer site's caller too\n"
 "    frlockstat -H 1            # each lock's histograms instead of the table\n"
 "    frlockstat -j 1            # one JSON object per lock per second\n"
 "    frlockstat -c -P /var/lib/prometheus/node-exporter/frlock.prom 15\n"
@@ -111,8 +114,10 @@ static const struct argp_option opts[] = {
 	{ "hist", 'H', NULL, 0, "Print each lock's histograms instead of the table", 0 },
 	{ "wide", 'w', NULL, 0, "Add each lock's busiest writer and reader (counts every "
 	  "call site)", 0 },
-	{ "caller", 'c', NULL, 0, "Also list every call site with its caller, and the "
-	  "writer sites that cost readers time", 0 },
+	{ "caller", 'c', NULL, 0, "Also list every call site (a reader's with its caller), "
+	  "and the writer sites that cost readers time", 0 },
+	{ "writer-callers", 'C', NULL, 0, "With -c, writer sites' callers too (a stack walk "
+	  "per write section)", 0 },
 	{ "json", 'j', NULL, 0, "Print NDJSON: one object per lock per interval", 0 },
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0 },
 	{ "prom", 'P', "FILE", 0, "Also write the running totals to FILE (*.prom) each "
@@ -171,6 +176,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'c':
 		env.per_caller = true;
+		break;
+	case 'C':
+		env.per_caller = true;
+		env.writer_stacks = true;
 		break;
 	case 'j':
 		env.json = true;
@@ -331,6 +340,7 @@ static int open_and_load(struct frlockstat_bpf **objp, bool raw_tp, const struct
 	}
 	obj->rodata->per_site = env.wide || env.per_caller;
 	obj->rodata->per_caller = env.per_caller;
+	obj->rodata->writer_stacks = env.writer_stacks;
 	obj->rodata->targ_addr = env.addr;
 	obj->rodata->pcpu_offsets = ksyms__addr(ksyms, "__per_cpu_offset");
 	obj->rodata->pcpu_size = pcpu_size;
@@ -957,11 +967,11 @@ static void print_sites_text(int row)
 		if (s->row != row || !s->d.count)
 			continue;
 		if (!header) {
-			printf("%s:\n  %-10s %-26s %-26s %8s %9s %12s\n", rows[row].label, "SITE",
+			printf("%s:\n  %-10s %-30s %-30s %8s %9s %12s\n", rows[row].label, "SITE",
 			       "CALLER", "FROM", "COUNT", "AVG_NS", "TOTAL_NS");
 			header = true;
 		}
-		printf("  %-10s %-26.26s %-26.26s %8llu %9llu %12llu\n", caller_kinds[s->key.kind],
+		printf("  %-10s %-30.30s %-30.30s %8llu %9llu %12llu\n", caller_kinds[s->key.kind],
 		       s->sym, s->from, s->d.count, s->d.total_ns / s->d.count, s->d.total_ns);
 	}
 	if (header)
