@@ -117,14 +117,22 @@ path_rate() {
 	sed -n 's/.*"lookups_per_s":\([0-9.]*\).*/\1/p' "$tmp/paths.json"
 }
 
-# keep TOOL PAIR START END: with a results share, make run's frlockstat's
-# NDJSON so far and the load's summary with the wall-clock seconds the
-# measurement it was attached for began and ended in, for the events it
-# ran a program for per second (bench/report).
+# poller_ticks: the CPU time the attached frlockstat's own process has
+# taken (user and system, in USER_HZ ticks: 100 a second).
+poller_ticks() {
+	set -- $(cut -d' ' -f14,15 "/proc/$tools/stat" 2>/dev/null)
+	echo $((${1:-0} + ${2:-0}))
+}
+
+# keep TOOL PAIR START END TICKS0 TICKS1: with a results share, make run's
+# frlockstat's NDJSON so far and the load's summary with the wall-clock
+# seconds the measurement it was attached for began and ended in, and its
+# poller's CPU ticks then, for the events it ran a program for per second
+# and the poller's share (bench/report).
 keep() {
 	[ "$1" = makerun ] && [ -d /results ] || return 0
 	{ cat "$tmp/load.json"
-	  echo "{\"type\":\"window\",\"start\":$3,\"end\":$4}"
+	  echo "{\"type\":\"window\",\"start\":$3,\"end\":$4,\"poller_ticks\":$(($6 - $5)),\"hz\":100}"
 	} >"/results/makerun-$2.load.ndjson"
 	# Its last interval, to the end of the load: SIGINT prints it.
 	kill -INT $tools 2>/dev/null
@@ -234,15 +242,15 @@ tracing)
 			if [ $((pair % 2)) = 1 ]; then
 				none=$(gtod_rate "$2")
 				attach $tool
-				t0=$(date +%s)
+				t0=$(date +%s) p0=$(poller_ticks)
 				with=$(gtod_rate "$2")
-				keep $tool $pair "$t0" "$(date +%s)"
+				keep $tool $pair "$t0" "$(date +%s)" "$p0" "$(poller_ticks)"
 				detach
 			else
 				attach $tool
-				t0=$(date +%s)
+				t0=$(date +%s) p0=$(poller_ticks)
 				with=$(gtod_rate "$2")
-				keep $tool $pair "$t0" "$(date +%s)"
+				keep $tool $pair "$t0" "$(date +%s)" "$p0" "$(poller_ticks)"
 				detach
 				none=$(gtod_rate "$2")
 			fi

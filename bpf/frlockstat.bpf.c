@@ -468,7 +468,7 @@ static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long
 	if (!st)
 		return 0;
 	first_site(&st->writer, w->caller);
-	__sync_fetch_and_add(&st->writes, 1);
+	/* st->writes is the histogram's total: userspace adds it up. */
 	hist_add(&st->hold_ns, ns);
 	__sync_fetch_and_add(&st->hold_ns_sum, ns);
 	site_add(ctx, key, caller, CALLER_WRITE, ns, w->parent);

@@ -1352,6 +1352,10 @@ static void collect_rows(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &st))
 			continue;
+		/* The BPF side counts each write once, in its hold time's bucket. */
+		st.writes = 0;
+		for (int k = 0; k < MAX_SLOTS; k++)
+			st.writes += st.hold_ns.slots[k];
 		lock_delta(key, &st, &d);
 		label_of(&st, ksyms, label, sizeof(label));
 		if (env.by_label && !label_matches(label, st.name)) {

@@ -53,7 +53,7 @@ struct lock_stat {
 	char name[NAME_LEN];		/* series v3 only: the events' name */
 	unsigned long long writer;	/* the first writer site seen */
 	unsigned long long reader;	/* the first reader site seen (retry or wait) */
-	unsigned long long writes;
+	unsigned long long writes;	/* hold_ns's total, added up by userspace */
 	unsigned long long retries;
 	unsigned long long waits;	/* readers that found a write open */
 	unsigned long long retries_joined;	/* retries whose colliding write was seen */
