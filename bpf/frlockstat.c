@@ -532,6 +532,41 @@ static void label_of(const struct lock_stat *st, const struct ksyms *ksyms, char
 	}
 }
 
+/*
+ * Labels found through BTF and kallsyms (linear searches of about 100,000
+ * entries) are kept per instance, so that a poll does not search again:
+ * every name but one made from a first writer not seen yet. Emptied when
+ * the symbols are reread.
+ */
+struct label_cached {
+	unsigned long long key;
+	char label[LABEL_LEN];
+};
+
+static struct label_cached label_cache[MAX_LOCKS];
+static int nr_label_cache;
+
+static void cached_label(unsigned long long key, const struct lock_stat *st,
+			 const struct ksyms *ksyms, char *buf, size_t len)
+{
+	bool stable = st->naming == NAMING_SYMBOL || st->naming == NAMING_PERCPU ||
+		      st->writer || (abi == ABI_V3 && st->kind == KIND_FRLOCK && st->name[0]);
+
+	for (int i = 0; i < nr_label_cache; i++)
+		if (label_cache[i].key == key) {
+			snprintf(buf, len, "%s", label_cache[i].label);
+			return;
+		}
+	label_of(st, ksyms, buf, len);
+	/* A slab type's name does not wait for a writer either. */
+	if (st->naming == NAMING_SLAB && strchr(buf, '.') && !strchr(buf, '@'))
+		stable = true;
+	if (stable && nr_label_cache < MAX_LOCKS) {
+		label_cache[nr_label_cache].key = key;
+		snprintf(label_cache[nr_label_cache++].label, LABEL_LEN, "%s", buf);
+	}
+}
+
 static const char *const naming_names[] = {
 	[NAMING_SYMBOL] = "symbol", [NAMING_PERCPU] = "percpu",
 	[NAMING_SLAB] = "slab", [NAMING_ADDRESS] = "writer",
@@ -1357,7 +1392,7 @@ static void collect_rows(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 		for (int k = 0; k < MAX_SLOTS; k++)
 			st.writes += st.hold_ns.slots[k];
 		lock_delta(key, &st, &d);
-		label_of(&st, ksyms, label, sizeof(label));
+		cached_label(key, &st, ksyms, label, sizeof(label));
 		if (env.by_label && !label_matches(label, st.name)) {
 			note_unmatched(label, st.kind);
 			continue;
@@ -1525,6 +1560,7 @@ static struct ksyms *ksyms_refresh(struct ksyms *ksyms)
 	free(modules);
 	modules = now;
 	ksyms__free(ksyms);
+	nr_label_cache = 0;	/* a module came or went: its symbols too */
 	ksyms = ksyms__load();
 	if (!ksyms)
 		fprintf(stderr, "frlockstat: failed to load /proc/kallsyms\n");
