@@ -78,15 +78,18 @@ gtod_rate() {
 # attach TOOL: start a tracer and wait until its probes are in place.
 #   frlockstat  frlockstat -j 1: its programs and its once-a-second poll
 #   makerun     frlockstat -j -c 1: everything make run attaches (the call
-#               sites too); its lines go to the feed there, to /dev/null here
+#               sites too, and a stack walk per retry and wait)
+#   stacks      frlockstat -j -C 1: also a stack walk per write section,
+#               which prices one walk
 #   bpftrace    the two bpftrace tools of bpf/, frlock-hold.bt and
 #               frlock-retries.bt (the syscall counting of the latter)
 attach() {
 	tools= outs=
 	case $1 in
-	frlockstat | makerun)
+	frlockstat | makerun | stacks)
 		opt=
-		[ "$1" = frlockstat ] || opt=-c
+		[ "$1" = makerun ] && opt=-c
+		[ "$1" = stacks ] && opt=-C
 		outs=$tmp/tool-frlockstat.out
 		: >"$outs"
 		# shellcheck disable=SC2086
@@ -142,8 +145,9 @@ keep() {
 }
 
 # write_cost LOOPS REPS: write sections, events off and on, interleaved
-# (ftrace, frlockstat, make run's frlockstat -j -c, the bpftrace tools),
-# REPS times: the difference is the price of two tracepoint hits.
+# (ftrace, frlockstat, make run's frlockstat -j -c, frlockstat -j -C, the
+# bpftrace tools), REPS times: the difference is the price of two
+# tracepoint hits (and with -C of a stack walk).
 write_cost() {
 	rep=1
 	while [ $rep -le "$2" ]; do
@@ -152,7 +156,7 @@ write_cost() {
 		EXTRA="events=ftrace rep=$rep" frlock_bench test=write loops="$1" rounds=1
 		echo 0 >/sys/kernel/tracing/events/frlock/enable
 		echo >/sys/kernel/tracing/trace
-		for tool in frlockstat makerun bpftrace; do
+		for tool in frlockstat makerun stacks bpftrace; do
 			attach $tool
 			EXTRA="events=$tool rep=$rep" frlock_bench test=write loops="$1" rounds=1
 			detach

@@ -649,31 +649,31 @@ static __always_inline int v3_fr_done(void *ctx, u64 lock, const char *name,
 
 #define V3_PROGS(type, pfx)							\
 SEC(#type "/frlock_write_begin")						\
-int BPF_PROG(pfx##_fr_wbegin, const frcount_t *fc, const char *name,		\
+int BPF_PROG(pfx##_fr_wbegin, const void *fc, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
 { return write_begin(ctx, (u64)fc, seq, caller); }		\
 SEC(#type "/frlock_write_end")							\
-int BPF_PROG(pfx##_fr_wend, const frcount_t *fc, const char *name,		\
+int BPF_PROG(pfx##_fr_wend, const void *fc, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
 { return write_end(ctx, (u64)fc, seq, caller, KIND_FRLOCK, name); }		\
 SEC(#type "/frlock_read_retry")							\
-int BPF_PROG(pfx##_fr_retry, const frcount_t *fc, const char *name,		\
+int BPF_PROG(pfx##_fr_retry, const void *fc, const char *name,		\
 	     unsigned int retries, unsigned long caller)			\
 { return v3_fr_retry(ctx, (u64)fc, name, retries, caller); }				\
 SEC(#type "/frlock_read_done")							\
-int BPF_PROG(pfx##_fr_done, const frcount_t *fc, const char *name,		\
+int BPF_PROG(pfx##_fr_done, const void *fc, const char *name,		\
 	     unsigned int retries, unsigned long caller)			\
 { return v3_fr_done(ctx, (u64)fc, name, retries, caller); }				\
 SEC(#type "/seqcount_write_begin")						\
-int BPF_PROG(pfx##_sc_wbegin, const seqcount_t *s, const char *name,		\
+int BPF_PROG(pfx##_sc_wbegin, const void *s, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
 { return write_begin(ctx, (u64)s, seq, caller); }	\
 SEC(#type "/seqcount_write_end")						\
-int BPF_PROG(pfx##_sc_wend, const seqcount_t *s, const char *name,		\
+int BPF_PROG(pfx##_sc_wend, const void *s, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
 { return write_end(ctx, (u64)s, seq, caller, KIND_SEQCOUNT, name); }	\
 SEC(#type "/seqcount_read_retry")						\
-int BPF_PROG(pfx##_sc_retry, const seqcount_t *s, const char *name,		\
+int BPF_PROG(pfx##_sc_retry, const void *s, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
 {										\
 	struct lock_stat *st;							\
@@ -681,7 +681,7 @@ int BPF_PROG(pfx##_sc_retry, const seqcount_t *s, const char *name,		\
 	return read_retry(ctx, (u64)s, seq, caller, KIND_SEQCOUNT, true, name, &st, &key); \
 }										\
 SEC(#type "/seqcount_read_wait")						\
-int BPF_PROG(pfx##_sc_wait, const seqcount_t *s, const char *name,		\
+int BPF_PROG(pfx##_sc_wait, const void *s, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
 { return read_wait(ctx, (u64)s, seq - 1, caller, KIND_SEQCOUNT, name); }
 

@@ -741,20 +741,49 @@ static int site_cmp(const void *a, const void *b)
 	return strcmp(x->sym, y->sym);
 }
 
+/*
+ * Every key and value of a hash map, in one system call where the kernel
+ * has batch lookups (5.6), else one pair per entry: the poll reads maps
+ * every interval, and under emulation each call costs microseconds.
+ * Returns how many, at most @max.
+ */
+static int map_read_all(int fd, void *keys, size_t ksz, void *vals, size_t vsz, int max)
+{
+	unsigned long long token = 0;
+	__u32 count = max;
+	int err, n = 0;
+	char *k = keys, *v = vals, *prev = NULL;
+
+	err = bpf_map_lookup_batch(fd, NULL, &token, keys, vals, &count, NULL);
+	if (!err || err == -ENOENT)
+		return count;
+	/* No batch lookups: walk the keys. */
+	while (n < max && !bpf_map_get_next_key(fd, prev, k + n * ksz)) {
+		prev = k + n * ksz;
+		if (!bpf_map_lookup_elem(fd, prev, v + n * vsz))
+			n++;
+	}
+	return n;
+}
+
+static struct caller_key site_keys[MAX_CALLERS];
+static struct caller_stat site_vals[MAX_CALLERS];
+
 static void collect_sites(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 {
-	struct caller_key key, next, *prev = NULL;
-	int fd = bpf_map__fd(obj->maps.callers);
+	int n = map_read_all(bpf_map__fd(obj->maps.callers), site_keys, sizeof(site_keys[0]),
+			     site_vals, sizeof(site_vals[0]), env.max_sites);
+	struct caller_key key;
 	struct caller_stat cs, d;
 
 	nr_sites = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
+	for (int e = 0; e < n; e++) {
 		struct site *s = NULL;
 		int row;
 
-		key = next;
-		prev = &key;
-		if (key.kind >= NR_CALLER_KINDS || bpf_map_lookup_elem(fd, &key, &cs))
+		key = site_keys[e];
+		cs = site_vals[e];
+		if (key.kind >= NR_CALLER_KINDS)
 			continue;
 		caller_delta(&key, &cs, &d);
 		row = row_of_key(key.lock);
@@ -1371,22 +1400,24 @@ static int row_cmp(const void *a, const void *b)
  * The rows of this interval: every instance, named, its difference
  * taken, merged by name; -L by name applied here.
  */
+static unsigned long long stat_keys[MAX_LOCKS];
+static struct lock_stat stat_vals[MAX_LOCKS];
+
 static void collect_rows(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 {
-	int fd = bpf_map__fd(obj->maps.stats);
-	unsigned long long key, next, *prev = NULL;
+	int n = map_read_all(bpf_map__fd(obj->maps.stats), stat_keys, sizeof(stat_keys[0]),
+			     stat_vals, sizeof(stat_vals[0]), env.max_locks);
+	unsigned long long key;
 	struct lock_stat st, d;
 	char label[LABEL_LEN];
 
 	nr_rows = nr_entries = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next) && nr_entries < MAX_LOCKS) {
+	for (int e = 0; e < n && nr_entries < MAX_LOCKS; e++) {
 		struct row *r = NULL;
 		int i;
 
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &st))
-			continue;
+		key = stat_keys[e];
+		st = stat_vals[e];
 		/* The BPF side counts each write once, in its hold time's bucket. */
 		st.writes = 0;
 		for (int k = 0; k < MAX_SLOTS; k++)

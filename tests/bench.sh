@@ -34,7 +34,7 @@ for clock in ("cycles", "clocksource"):
         got = sorted(r.get("window", {}).get(clock, {}).get(hold, {}))
         if got != ["frlock", "seqcount"]:
             problems.append(f"mid-write readers, {clock}, {hold} us: {got}")
-for mode in ("ftrace", "frlockstat", "makerun", "bpftrace"):
+for mode in ("ftrace", "frlockstat", "makerun", "stacks", "bpftrace"):
     if mode not in r["write"]:
         problems.append(f"tracepoint cost with {mode}")
 # make run's frlockstat's records of each pair, kept for its events/s.
