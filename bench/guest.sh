@@ -10,14 +10,22 @@
 #        guest.sh gtod KERNEL SECONDS RUN WORKLOADS	gettimeofday(2) calls/s (gtod)
 #							and path lookups/s (paths), 2
 #							threads each, as WORKLOADS lists
-#        guest.sh tracing SECONDS PAIRS		the same, nothing attached against
-#							each tracer attached, PAIRS times
+#        guest.sh write LOOPS REPS		write sections, events off against
+#							each tracer, REPS times (part of locks)
+#        guest.sh tracing SECONDS PAIRS [TOOLS]	the same, nothing attached against
+#							each tracer attached (of TOOLS,
+#							default frlockstat,makerun,bpftrace),
+#							PAIRS times;
+#							with /results (run-guest --results),
+#							make run's frlockstat's NDJSON and
+#							the load's of each pair are kept
+#							there (bench/report: events/s)
 here=$(cd "$(dirname "$0")" && pwd)
 top=${here%/bench}
 tmp=$(mktemp -d /tmp/bench.XXXXXX)
 pids=
 trap 'for p in $pids; do kill -INT $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
-usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS HOLDS | refscale LOOPS RUNS ROUNDS | gtod KERNEL SECONDS RUN WORKLOADS | tracing SECONDS PAIRS" >&2; exit 2; }
+usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS HOLDS | refscale LOOPS RUNS ROUNDS | gtod KERNEL SECONDS RUN WORKLOADS | write LOOPS REPS | tracing SECONDS PAIRS [TOOLS]" >&2; exit 2; }
 die() { echo "guest.sh: $*" >&2; exit 1; }
 . "$top/guest-rootfs/lib.sh"
 num() { case $1 in '' | *[!0-9]*) usage ;; esac; }
@@ -70,19 +78,22 @@ gtod_rate() {
 # attach TOOL: start a tracer and wait until its probes are in place.
 #   frlockstat  frlockstat -j 1: its programs and its once-a-second poll
 #   makerun     frlockstat -j -c 1: everything make run attaches (the call
-#               sites too); its lines go to the feed there, to /dev/null here
+#               sites too, and a stack walk per retry and wait)
+#   stacks      frlockstat -j -C 1: also a stack walk per write section,
+#               which prices one walk
 #   bpftrace    the two bpftrace tools of bpf/, frlock-hold.bt and
 #               frlock-retries.bt (the syscall counting of the latter)
 attach() {
 	tools= outs=
 	case $1 in
-	frlockstat | makerun)
+	frlockstat | makerun | stacks)
 		opt=
-		[ "$1" = frlockstat ] || opt=-c
+		[ "$1" = makerun ] && opt=-c
+		[ "$1" = stacks ] && opt=-C
 		outs=$tmp/tool-frlockstat.out
 		: >"$outs"
 		# shellcheck disable=SC2086
-		"$top/bpf/.output/frlockstat" -j $opt 1 >/dev/null 2>"$outs" &
+		"$top/bpf/.output/frlockstat" -j $opt 1 >"$tmp/tool-frlockstat.ndjson" 2>"$outs" &
 		tools=$! ;;
 	bpftrace)
 		for t in hold retries; do
@@ -107,6 +118,51 @@ path_rate() {
 	path-load -t 2 -d "$1" -j --writer none /tmp/bench-paths >"$tmp/paths.json" ||
 		die "path-load failed"
 	sed -n 's/.*"lookups_per_s":\([0-9.]*\).*/\1/p' "$tmp/paths.json"
+}
+
+# poller_ticks: the CPU time the attached frlockstat's own process has
+# taken (user and system, in USER_HZ ticks: 100 a second).
+poller_ticks() {
+	set -- $(cut -d' ' -f14,15 "/proc/$tools/stat" 2>/dev/null)
+	echo $((${1:-0} + ${2:-0}))
+}
+
+# keep TOOL PAIR START END TICKS0 TICKS1: with a results share, make run's
+# frlockstat's NDJSON so far and the load's summary with the wall-clock
+# seconds the measurement it was attached for began and ended in, and its
+# poller's CPU ticks then, for the events it ran a program for per second
+# and the poller's share (bench/report).
+keep() {
+	[ "$1" = makerun ] && [ -d /results ] || return 0
+	{ cat "$tmp/load.json"
+	  echo "{\"type\":\"window\",\"start\":$3,\"end\":$4,\"poller_ticks\":$(($6 - $5)),\"hz\":100}"
+	} >"/results/makerun-$2.load.ndjson"
+	# Its last interval, to the end of the load: SIGINT prints it.
+	kill -INT $tools 2>/dev/null
+	wait_sigint $tools >/dev/null
+	cp "$tmp/tool-frlockstat.ndjson" "/results/makerun-$2.frlockstat.ndjson"
+	tools=
+}
+
+# write_cost LOOPS REPS: write sections, events off and on, interleaved
+# (ftrace, frlockstat, make run's frlockstat -j -c, frlockstat -j -C, the
+# bpftrace tools), REPS times: the difference is the price of two
+# tracepoint hits (and with -C of a stack walk).
+write_cost() {
+	rep=1
+	while [ $rep -le "$2" ]; do
+		EXTRA="events=off rep=$rep" frlock_bench test=write loops="$1" rounds=1
+		echo 1 >/sys/kernel/tracing/events/frlock/enable
+		EXTRA="events=ftrace rep=$rep" frlock_bench test=write loops="$1" rounds=1
+		echo 0 >/sys/kernel/tracing/events/frlock/enable
+		echo >/sys/kernel/tracing/trace
+		for tool in frlockstat makerun stacks bpftrace; do
+			attach $tool
+			EXTRA="events=$tool rep=$rep" frlock_bench test=write loops="$1" rounds=1
+			detach
+		done
+		rep=$((rep + 1))
+	done
 }
 
 detach() {
@@ -137,21 +193,7 @@ locks)
 				clock=$clock duration_ms="$4" rounds=1
 		done
 	done
-	# Write sections, events off and on, interleaved: the difference is
-	# the price of two tracepoint hits.
-	for rep in 1 2; do
-		EXTRA="events=off rep=$rep" frlock_bench test=write loops="$2" rounds=1
-		echo 1 >/sys/kernel/tracing/events/frlock/enable
-		EXTRA="events=ftrace rep=$rep" frlock_bench test=write loops="$2" rounds=1
-		echo 0 >/sys/kernel/tracing/events/frlock/enable
-		echo >/sys/kernel/tracing/trace
-		attach frlockstat
-		EXTRA="events=frlockstat rep=$rep" frlock_bench test=write loops="$2" rounds=1
-		detach
-		attach bpftrace
-		EXTRA="events=bpftrace rep=$rep" frlock_bench test=write loops="$2" rounds=1
-		detach
-	done
+	write_cost "$2" 2
 	;;
 refscale)
 	# Rounds rotate the order of the types, as frlock_bench's do.
@@ -185,23 +227,34 @@ gtod)
 		esac
 	done
 	;;
+write)
+	[ $# -eq 3 ] || usage
+	num "$2"; num "$3"
+	write_cost "$2" "$3"
+	;;
 tracing)
 	# Pairs inside one boot: nothing attached, then the tool (or the tool
 	# first, every other pair), so that the guest's and the host's drift
 	# falls on both sides of each ratio.
-	[ $# -eq 3 ] || usage
+	[ $# -eq 3 ] || [ $# -eq 4 ] || usage
 	num "$2"; num "$3"
+	which=${4:-frlockstat,makerun,bpftrace}
 	pair=1
 	while [ $pair -le "$3" ]; do
-		for tool in frlockstat makerun bpftrace; do
+		for tool in $(echo "$which" | tr , ' '); do
+			case $tool in frlockstat | makerun | bpftrace) ;; *) usage ;; esac
 			if [ $((pair % 2)) = 1 ]; then
 				none=$(gtod_rate "$2")
 				attach $tool
+				t0=$(date +%s) p0=$(poller_ticks)
 				with=$(gtod_rate "$2")
+				keep $tool $pair "$t0" "$(date +%s)" "$p0" "$(poller_ticks)"
 				detach
 			else
 				attach $tool
+				t0=$(date +%s) p0=$(poller_ticks)
 				with=$(gtod_rate "$2")
+				keep $tool $pair "$t0" "$(date +%s)" "$p0" "$(poller_ticks)"
 				detach
 				none=$(gtod_rate "$2")
 			fi

@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * frlockstat: per sequence lock (frlock, seqcount_t, seqlock_t), writer hold
- * times, retries, waits, the time frlock readers lose to retries, the call
- * sites, and the writer sites that caused seqcount retries.
+ * times, retries, waits, the time readers lose to them and the writers
+ * that cost it.
+ *
+ * The handlers take the events' fields with series v4's meaning, the same
+ * in both trace systems: @seq names a write section by the even count it
+ * opened at, in every event: a write's own, the section a waiting reader
+ * waits for, the section that collided with a retried pass (the count the
+ * pass started from). Every join is equality on (lock, seq). The programs
+ * at the end adapt each series' events to them.
  */
 #include "vmlinux.h"
+#include <asm-generic/errno.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -13,42 +21,45 @@
 #include "frlockstat.h"
 
 /* Set by userspace before load. */
-/*
- * -L: an instance passes if its address is targ_lock or its event name is
- * targ_name (a symbol sets both: -L seq keeps a static "seq" and the class).
- */
-const volatile char targ_name[NAME_LEN] = {};	/* -L NAME: the event's name */
-const volatile __u64 targ_lock = 0;		/* -L 0xADDR or a symbol's address */
-const volatile __u32 targ_kind = 0;		/* -k: enum lock_kind, 0 for both */
-const volatile bool per_caller = false;
-/* The kernel's static data (_sdata.._end): seqcounts there have a symbol. */
-const volatile __u64 data_start = 0;
-const volatile __u64 data_end = 0;
+const volatile bool per_site = false;		/* -w, -c: count per call site */
+const volatile bool per_caller = false;		/* -c: and a reader site's caller */
+const volatile bool writer_stacks = false;	/* -C: and a writer site's caller */
+/* -L 0xADDR: that one address, its own instance (other names: userspace). */
+const volatile __u64 targ_addr = 0;
+/* Naming (enum naming): where the kernel keeps what. */
+const volatile __u64 pcpu_offsets = 0;		/* &__per_cpu_offset */
+const volatile __u64 pcpu_size = 0;		/* __per_cpu_end, a per-CPU offset */
+const volatile __u32 nr_cpus = 0;
+const volatile __u64 page_offset_base_addr = 0;	/* &page_offset_base, or 0 */
+const volatile __u64 vmemmap_base_addr = 0;	/* &vmemmap_base, or 0 */
+const volatile __u64 max_pfn_addr = 0;		/* &max_pfn */
+
+/* x86-64: the kernel image and the modules lie above __START_KERNEL_map. */
+#define KERNEL_MAP_START	0xffffffff80000000ULL
+#define PAGE_OFFSET_DEFAULT	0xffff888000000000ULL
+#define VMEMMAP_DEFAULT		0xffffea0000000000ULL
+#define PAGE_SHIFT		12
+#define TIMED			1	/* a write_rec wait slot already timed */
 
 /*
- * Events lost because a map update failed: all told, per map (enum
- * drop_map), those that failed because the map was busy (-EBUSY: the
- * program interrupted an update of the same map on that CPU) or full
- * (-E2BIG), and the last error. Userspace reports them.
+ * Events lost because a map update failed, per map (enum drop_map) and
+ * reason (enum drop_reason), and the last error; write ends whose begin
+ * was not seen (before we attached, or its record was evicted). Userspace
+ * reports them.
  */
-__u64 drops = 0;
-__u64 drops_busy = 0;
-__u64 drops_full = 0;
-__u64 drops_map[NR_DROP_MAPS] = {};
+__u64 drops[NR_DROP_MAPS][NR_DROP_REASONS] = {};
 __s64 drop_last_err = 0;
+__u64 ends_unmatched = 0;
 
 static __always_inline void drop(long err, enum drop_map map)
 {
 	/* A map update's error has only its low 32 bits set before 6.4 (maps.bpf.h). */
-	err = (int)err;
-	__sync_fetch_and_add(&drops, 1);
-	if (err == -16 /* EBUSY */)
-		__sync_fetch_and_add(&drops_busy, 1);
-	else if (err == -7 /* E2BIG */)
-		__sync_fetch_and_add(&drops_full, 1);
+	int e = (int)err;
+	int reason = e == -E2BIG ? DROP_FULL : e == -EBUSY ? DROP_BUSY : DROP_OTHER;
+
 	if (map < NR_DROP_MAPS)
-		__sync_fetch_and_add(&drops_map[map], 1);
-	drop_last_err = err;
+		__sync_fetch_and_add(&drops[map][reason], 1);
+	drop_last_err = e;
 }
 
 struct {
@@ -59,33 +70,40 @@ struct {
 } stats SEC(".maps");
 
 /*
- * Write section start per lock address: writers of one lock are
- * serialized. The section's seq is kept, so that an end whose begin was
- * not seen (missed, see report_missed()) is not timed from an older begin;
- * LRU, so that the begin of such a section's missed end ages out.
+ * A lock address's instance key, for the instances not keyed by their
+ * address (per-CPU, slab) and the ones a filter left out: found once,
+ * remembered (LRU: a dentry freed long ago makes way).
  */
-struct write_start_val {
-	u64 ns;
-	u32 seq;
+struct key_val {
+	u64 key;
+	u32 excluded;
 	u32 pad;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 	__type(key, u64);
-	__type(value, struct write_start_val);
-} write_start SEC(".maps");
+	__type(value, struct key_val);
+} lock_keys SEC(".maps");
 
-/* Recent seqcount writes' sites, for the retries and waits they cause. */
+/*
+ * Recent write sections per (lock, seq): the begin for the end's hold
+ * time, the writer site for the retries and waits it causes, and its
+ * waiters. Never deleted: a retry comes after the write; LRU, so the
+ * oldest make way (their late retries are not joined, and say so).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
+	/* Free lists per CPU: a write's begin takes no lock shared by all CPUs. */
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 	__type(key, struct write_key);
-	__type(value, struct write_site);
+	__type(value, struct write_rec);
 } recent_writes SEC(".maps");
 
-/* Time of a task's first retry of its current read, per lock. */
+/* Series v3, frlock: the time of a task's first retry of its read, per lock. */
 struct read_key {
 	u64 lock;
 	u32 pid;
@@ -99,6 +117,7 @@ struct {
 	__type(value, u64);
 } read_start SEC(".maps");
 
+/* Per call site (-w, -c): sized by userspace (--max-sites). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_CALLERS);
@@ -107,8 +126,8 @@ struct {
 } callers SEC(".maps");
 
 /*
- * With a filter, the instances it left out, so that a -L that matches
- * nothing can say what there is: key as in stats, value the name.
+ * With a filter in the BPF programs, the instances it left out, so that a
+ * -L that matches nothing can say what there is: key and value as in stats.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -117,87 +136,172 @@ struct {
 	__type(value, struct lock_stat);
 } seen SEC(".maps");
 
-static struct lock_stat zero_stat;
+/* Scratch for a new instance's value (too large for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct lock_stat);
+} scratch SEC(".maps");
 
-static __always_inline bool name_is(const char *name, const volatile char *want)
+/* 6.1's struct slab, overlaying struct page, as CO-RE sees it. */
+struct slab___frl {
+	struct kmem_cache *slab_cache;
+} __attribute__((preserve_access_index));
+
+static __always_inline u64 read_u64(u64 addr, u64 dflt)
 {
-	int i;
+	u64 v;
 
-	for (i = 0; i < NAME_LEN; i++) {
-		if (name[i] != want[i])
-			return false;
-		if (!name[i])
-			return true;
-	}
-	return true;
+	if (!addr || bpf_probe_read_kernel(&v, sizeof(v), (void *)addr))
+		return dflt;
+	return v;
 }
 
-/* FNV-1a of a name; odd, so it is never a (4-byte aligned) lock's address. */
-static __always_inline u64 class_key(const char *name)
+/* A per-CPU variable's copy: its offset in the per-CPU area, else -1. */
+static __always_inline s64 percpu_offset(u64 addr)
 {
-	u64 h = 0xcbf29ce484222325ULL;
-	int i;
+	u32 i;
 
-	for (i = 0; i < NAME_LEN; i++) {
-		if (!name[i])
-			break;
-		h = (h ^ (u8)name[i]) * 0x100000001b3ULL;
+	if (!pcpu_offsets || !pcpu_size)
+		return -1;
+	for (i = 0; i < MAX_CPUS && i < nr_cpus; i++) {
+		u64 off = read_u64(pcpu_offsets + i * sizeof(u64), 0);
+
+		if (off && addr - off < pcpu_size)
+			return addr - off;
 	}
-	return h | 1;
+	return -1;
 }
 
 /*
- * The instance's stats, created with its name on first sight; NULL if a
- * filter leaves it out. The name is the event's argument: a string
- * constant the lock API made from the expression its user passed
- * ("tk_core.lock", "rename_lock", "d_seq").
+ * An object of a slab cache: the cache, the offset in the object and its
+ * size into @st; false if @addr is not in one (x86-64, SLUB).
  */
-static __always_inline struct lock_stat *instance_of(const void *lock, const char *lname,
-						     u32 kind, u64 *keyp)
+static __always_inline bool slab_object(u64 addr, struct lock_stat *st)
 {
-	bool is_class = kind == KIND_SEQCOUNT &&
-			((u64)lock < data_start || (u64)lock >= data_end);
-	char name[NAME_LEN] = {};
-	struct lock_stat *st;
-	u64 key;
+	u64 page_offset = read_u64(page_offset_base_addr, PAGE_OFFSET_DEFAULT);
+	u64 vmemmap = read_u64(vmemmap_base_addr, VMEMMAP_DEFAULT);
+	u64 max_pfn = read_u64(max_pfn_addr, 0);
+	u64 psize = bpf_core_type_size(struct page), pfn, page, head, flags, base;
+	struct kmem_cache *cache;
+	const char *name;
+	u32 size;
+
+	if (addr < page_offset || !psize)
+		return false;
+	pfn = (addr - page_offset) >> PAGE_SHIFT;
+	if (!max_pfn || pfn >= max_pfn)
+		return false;
+	page = vmemmap + pfn * psize;
+	head = BPF_CORE_READ((struct page *)page, compound_head);
+	if (head & 1)
+		page = head - 1;
+	if (bpf_core_read(&flags, sizeof(flags), &((struct page *)page)->flags))
+		return false;
+	if (!(flags & (1ULL << bpf_core_enum_value(enum pageflags, PG_slab))))
+		return false;
+	cache = BPF_CORE_READ((struct slab___frl *)page, slab_cache);
+	if (!cache)
+		return false;
+	size = BPF_CORE_READ(cache, size);
+	name = BPF_CORE_READ(cache, name);
+	if (!size)
+		return false;
+	base = page_offset + (((page - vmemmap) / psize) << PAGE_SHIFT);
+	st->where = (u64)cache;
+	st->obj_off = (addr - base) % size;
+	st->obj_size = size;
+	/* SLUB's merged caches share one: its name is the first one's. */
+	if (bpf_core_field_exists(cache->refcount))
+		st->merged = BPF_CORE_READ(cache, refcount) > 1;
+	bpf_probe_read_kernel_str(st->cache, sizeof(st->cache), name);
+	return true;
+}
+
+/*
+ * Name a new instance at @addr into @st (the slow path: once per address,
+ * see lock_keys) and return its key.
+ */
+static __always_inline u64 classify(u64 addr, struct lock_stat *st)
+{
+	s64 off;
+
+	if (addr >= KERNEL_MAP_START) {
+		st->naming = NAMING_SYMBOL;
+		return addr;
+	}
+	off = percpu_offset(addr);
+	if (off >= 0) {
+		st->naming = NAMING_PERCPU;
+		st->where = off;
+		return ((u64)off << 2) | 1;
+	}
+	if (slab_object(addr, st)) {
+		st->naming = NAMING_SLAB;
+		/* Two 8-byte words hashed (FNV-1a over the cache and the offset). */
+		return ((((0xcbf29ce484222325ULL ^ st->where) * 0x100000001b3ULL) ^
+			 st->obj_off) * 0x100000001b3ULL & ~3ULL) | 2;
+	}
+	st->naming = NAMING_ADDRESS;
+	return addr;
+}
+
+
+/*
+ * The instance of the lock at @addr, created on first sight; NULL if a
+ * filter leaves it out or it could not be created (counted). The hot
+ * path is one lookup by address (kernel image, modules, unnamed
+ * addresses), or two through lock_keys; nothing is read or hashed there.
+ * @name: series v3's event name, kept for frlock's label; NULL in v4.
+ */
+static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, const char *name,
+						     u64 *keyp)
+{
+	struct lock_stat *st, *new;
+	struct key_val *kv, nkv = {};
+	u32 zero = 0;
 	long err;
 
-	bpf_probe_read_kernel_str(name, sizeof(name), lname);
-	key = is_class ? class_key(name) : (u64)lock;
-	*keyp = key;
-	st = bpf_map_lookup_elem(&stats, &key);
-	if (st)
-		return st;
-	if ((targ_kind && kind != targ_kind) ||
-	    ((targ_lock || targ_name[0]) &&
-	     !(targ_lock && (u64)lock == targ_lock) &&
-	     !(targ_name[0] && name_is(name, targ_name)))) {
-		if (!bpf_map_lookup_elem(&seen, &key)) {
-			struct lock_stat *sn;
-
-			bpf_map_update_elem(&seen, &key, &zero_stat, BPF_NOEXIST);
-			sn = bpf_map_lookup_elem(&seen, &key);
-			if (sn) {
-				__builtin_memcpy(sn->name, name, sizeof(name));
-				sn->kind = kind;
-				sn->is_class = is_class;
-				sn->lock = (u64)lock;
-			}
-		}
-		return NULL;
-	}
-	err = bpf_map_update_elem(&stats, &key, &zero_stat, BPF_NOEXIST);
-	if (err && !bpf_map_lookup_elem(&stats, &key)) {
-		drop(err, DROP_STATS);
-		return NULL;
-	}
-	st = bpf_map_lookup_elem(&stats, &key);
+	st = bpf_map_lookup_elem(&stats, &addr);
 	if (st) {
-		__builtin_memcpy(st->name, name, sizeof(name));
-		st->kind = kind;
-		st->is_class = is_class;
-		st->lock = (u64)lock;
+		*keyp = addr;
+		return st;
 	}
+	kv = bpf_map_lookup_elem(&lock_keys, &addr);
+	if (kv) {
+		if (kv->excluded)
+			return NULL;
+		*keyp = kv->key;
+		st = bpf_map_lookup_elem(&stats, &kv->key);
+		if (st)
+			return st;
+	}
+	/* Slow path: a new address (or its instance could not be created). */
+	new = bpf_map_lookup_elem(&scratch, &zero);
+	if (!new)
+		return NULL;
+	__builtin_memset(new, 0, sizeof(*new));
+	new->kind = kind;
+	new->lock = addr;
+	if (name)
+		bpf_probe_read_kernel_str(new->name, sizeof(new->name), name);
+	nkv.key = classify(addr, new);
+	/* -L 0xADDR: that one address is its own instance. */
+	if (targ_addr && addr == targ_addr)
+		nkv.key = addr;
+	*keyp = nkv.key;
+	if (targ_addr && addr != targ_addr) {
+		nkv.excluded = 1;
+		bpf_map_update_elem(&lock_keys, &addr, &nkv, BPF_ANY);
+		bpf_map_update_elem(&seen, &nkv.key, new, BPF_NOEXIST);
+		return NULL;
+	}
+	if (nkv.key != addr)
+		bpf_map_update_elem(&lock_keys, &addr, &nkv, BPF_ANY);
+	st = bpf_map_lookup_or_try_init_err(&stats, &nkv.key, new, &err);
+	if (!st)
+		drop(err, DROP_STATS);
 	return st;
 }
 
@@ -214,9 +318,9 @@ static __always_inline void hist_add(struct hist *h, u64 v)
 
 /*
  * The caller's caller: the frame after @caller in the kernel stack. @caller
- * is the return address into the function that inlined the frlock call,
+ * is the return address into the function that inlined the lock call,
  * so it appears in the stack as it is; the frames above it (the BPF
- * trampoline, the tracepoint's iterator, frlock's out-of-line helper) are
+ * trampoline, the tracepoint's iterator, the lock's out-of-line helper) are
  * skipped by matching it rather than by a count that differs between
  * tp_btf and raw_tp. 0 if it is not within the frames taken.
  */
@@ -266,90 +370,268 @@ static __always_inline void caller_count(struct caller_key *key, u64 ns)
 	__sync_fetch_and_add(&cs->total_ns, ns);
 }
 
-static __always_inline void caller_add(void *ctx, u64 key, unsigned long caller,
-				       unsigned int kind, u64 ns)
+/*
+ * -w, -c: count the event at its site; a reader's with -c, its caller from
+ * a stack walk; a writer's with -C, the caller its section's begin found
+ * (@parent: one walk per section, at the begin, out of the hold time).
+ */
+static __always_inline void site_add(void *ctx, u64 key, unsigned long caller,
+				     unsigned int kind, u64 ns, u64 parent)
 {
-	struct caller_key ck = { .lock = key, .caller = caller, .kind = kind };
+	struct caller_key ck = { .lock = key, .caller = caller, .kind = kind,
+				 .parent = parent };
 
-	/* The sites are always counted (the table's top sites); -c walks the stack. */
-	if (per_caller)
+	if (!per_site)
+		return;
+	if (per_caller && kind != CALLER_WRITE)
 		ck.parent = caller_of(ctx, caller);
 	caller_count(&ck, ns);
 }
 
-static __always_inline int on_write_begin(const void *fl, const char *name, u32 seq,
-					  u32 kind)
+/* A reader cost by the write @w: count it at that write's site. */
+static __always_inline void caused_add(u64 key, const struct write_rec *w,
+				       unsigned int kind, u64 ns)
 {
-	struct write_start_val ws = { .ns = bpf_ktime_get_ns(), .seq = seq };
-	u64 key, lock = (u64)fl;
+	struct caller_key ck = { .lock = key, .caller = w->caller, .parent = w->parent,
+				 .kind = kind };
+
+	if (per_site)
+		caller_count(&ck, ns);
+}
+
+static __always_inline void first_site(unsigned long long *site, unsigned long caller)
+{
+	if (!*site)
+		__sync_val_compare_and_swap(site, 0, caller);
+}
+
+/*
+ * The write path is what every write section of every sequence lock pays:
+ * its begin only stores the section's record (no lookup of the instance,
+ * which its end finds), its end looks the record and the instance up.
+ */
+static __always_inline int write_begin(void *ctx, u64 lock, u32 seq, unsigned long caller)
+{
+	struct write_key wk = { .lock = lock, .seq = seq };
+	struct write_rec w = { .caller = caller };
 	long err;
 
-	if (!instance_of(fl, name, kind, &key))
+	if (targ_addr && lock != targ_addr)
 		return 0;
-	err = bpf_map_update_elem(&write_start, &lock, &ws, BPF_ANY);
+	if (writer_stacks)
+		w.parent = caller_of(ctx, caller);
+	/* After the stack walk: the hold time is the section's, not ours. */
+	w.begin_ns = bpf_ktime_get_ns();
+	err = bpf_map_update_elem(&recent_writes, &wk, &w, BPF_ANY);
 	if (err)
-		drop(err, DROP_WRITE_START);
+		drop(err, DROP_WRITES);
 	return 0;
 }
 
-static __always_inline int on_write_end(void *ctx, const void *fl, const char *name,
-					u32 seq, unsigned long caller, u32 kind)
+/* A wait for the write @w, of @ns: timed. */
+static __always_inline void wait_timed(struct lock_stat *st, u64 key, const struct write_rec *w,
+				       u64 ns)
 {
-	u64 key, lock = (u64)fl, ns;
-	struct write_start_val *start;
-	struct lock_stat *st;
+	__sync_fetch_and_add(&st->waits_timed, 1);
+	__sync_fetch_and_add(&st->wait_ns_sum, ns);
+	hist_add(&st->wait_ns, ns);
+	caused_add(key, w, CALLER_CAUSED_WAIT, ns);
+}
 
-	start = bpf_map_lookup_elem(&write_start, &lock);
-	if (!start)
-		return 0;	/* began before we attached */
-	ns = bpf_ktime_get_ns() - start->ns;
-	if (start->seq != seq) {
-		/* Its begin was missed: that start is an older section's. */
-		bpf_map_delete_elem(&write_start, &lock);
+/*
+ * The write's end also ends the waits of the readers that found it open.
+ * A wait and the end may race on two CPUs: each wait takes a slot of the
+ * record (nwait), then stores its start there; the end sets end_ns, then
+ * takes every slot. Whoever takes a slot's start times that wait: the end
+ * if the start was there, else the waiter, which sees end_ns (full
+ * barriers on both sides).
+ */
+static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long caller,
+				     u32 kind, const char *name)
+{
+	struct write_key wk = { .lock = lock, .seq = seq };
+	struct write_rec *w;
+	struct lock_stat *st;
+	u64 key, now, ns, t;
+	int i;
+
+	w = bpf_map_lookup_elem(&recent_writes, &wk);
+	if (!w || w->end_ns) {
+		/* Began before we attached, or its record made way. */
+		__sync_fetch_and_add(&ends_unmatched, 1);
 		return 0;
 	}
-	bpf_map_delete_elem(&write_start, &lock);
-	st = instance_of(fl, name, kind, &key);
+	now = bpf_ktime_get_ns();
+	ns = now - w->begin_ns;
+	__sync_lock_test_and_set(&w->end_ns, now);
+	st = instance_of(lock, kind, name, &key);
 	if (!st)
 		return 0;
-	__sync_fetch_and_add(&st->writes, 1);
+	first_site(&st->writer, w->caller);
+	/* st->writes is the histogram's total: userspace adds it up. */
 	hist_add(&st->hold_ns, ns);
 	__sync_fetch_and_add(&st->hold_ns_sum, ns);
-	caller_add(ctx, key, caller, CALLER_WRITE, ns);
+	site_add(ctx, key, caller, CALLER_WRITE, ns, w->parent);
+	/* After the exchange above, a full barrier: a plain load will do. */
+	if (!*(volatile u32 *)&w->nwait)
+		return 0;
+	for (i = 0; i < WAITERS; i++) {
+		t = __sync_lock_test_and_set(&w->wait_ns[i], TIMED);
+		if (t > TIMED)
+			wait_timed(st, key, w, now > t ? now - t : 0);
+	}
 	return 0;
 }
 
-static __always_inline int on_read_retry(void *ctx, const void *fl, const char *name,
-					 unsigned int retries, unsigned long caller)
+static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long caller,
+				     u32 kind, const char *name)
 {
-	struct read_key rk = { .lock = (u64)fl, .pid = (u32)bpf_get_current_pid_tgid() };
+	struct write_key wk = { .lock = lock, .seq = seq };
+	struct write_rec *w;
 	struct lock_stat *st;
-	u64 now, key;
+	u64 key, now, end;
+	u32 i;
 
-	st = instance_of(fl, name, KIND_FRLOCK, &key);
+	st = instance_of(lock, kind, name, &key);
+	if (!st)
+		return 0;
+	__sync_fetch_and_add(&st->waits, 1);
+	first_site(&st->reader, caller);
+	site_add(ctx, key, caller, CALLER_WAIT, 0, 0);
+	w = bpf_map_lookup_elem(&recent_writes, &wk);
+	if (!w)
+		return 0;	/* its write began before we attached, or made way */
+	now = bpf_ktime_get_ns();
+	i = __sync_fetch_and_add(&w->nwait, 1);
+	if (i >= WAITERS) {
+		drop(-E2BIG, DROP_WAITERS);
+		return 0;
+	}
+	if (__sync_val_compare_and_swap(&w->wait_ns[i], 0, now) == 0) {
+		end = __sync_fetch_and_add(&w->end_ns, 0);
+		/* Still open: the end times this wait. */
+		if (!end || __sync_val_compare_and_swap(&w->wait_ns[i], now, TIMED) != now)
+			return 0;
+		wait_timed(st, key, w, end > now ? end - now : 0);
+		return 0;
+	}
+	/* The write ended before this wait was stored: it lasted no longer than us. */
+	wait_timed(st, key, w, 0);
+	return 0;
+}
+
+/*
+ * A retry; @start is the count its failed pass started from, the count the
+ * write that collided with it opened at: that write's begin to now is a
+ * lower bound of the time this reader lost. @joinable: false where the
+ * event carries no start count (series v3's frlock).
+ */
+static __always_inline int read_retry(void *ctx, u64 lock, u32 start, unsigned long caller,
+				      u32 kind, bool joinable, const char *name,
+				      struct lock_stat **stp, u64 *keyp)
+{
+	struct write_key wk = { .lock = lock, .seq = start };
+	struct write_rec *w;
+	struct lock_stat *st;
+	u64 key, ns;
+
+	st = instance_of(lock, kind, name, &key);
+	*stp = st;
+	*keyp = key;
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->retries, 1);
-	caller_add(ctx, key, caller, CALLER_RETRY, 0);
-	if (retries == 1) {
-		long err;
-
-		now = bpf_ktime_get_ns();
-		err = bpf_map_update_elem(&read_start, &rk, &now, BPF_ANY);
-		if (err)
-			drop(err, DROP_READ_START);
-	}
+	first_site(&st->reader, caller);
+	site_add(ctx, key, caller, CALLER_RETRY, 0, 0);
+	if (!joinable)
+		return 0;
+	w = bpf_map_lookup_elem(&recent_writes, &wk);
+	if (!w)
+		return 0;
+	ns = bpf_ktime_get_ns() - w->begin_ns;
+	__sync_fetch_and_add(&st->retries_joined, 1);
+	__sync_fetch_and_add(&st->retry_lb_ns_sum, ns);
+	hist_add(&st->retry_lb_ns, ns);
+	caused_add(key, w, CALLER_CAUSED, ns);
 	return 0;
 }
 
-static __always_inline int on_read_done(void *ctx, const void *fl, const char *name,
-					unsigned int retries, unsigned long caller)
+/* ------------------------------------------------------------------------
+ * Series v4: every event is (const void *lock, unsigned int seq,
+ * unsigned long caller), in both systems, seq as above.
+ */
+#define V4_PROGS(type, pfx)							\
+SEC(#type "/frlock_write_begin")						\
+int BPF_PROG(pfx##_fr_wbegin, const void *lock, unsigned int seq, unsigned long caller) \
+{ return write_begin(ctx, (u64)lock, seq, caller); }	\
+SEC(#type "/frlock_write_end")							\
+int BPF_PROG(pfx##_fr_wend, const void *lock, unsigned int seq, unsigned long caller) \
+{ return write_end(ctx, (u64)lock, seq, caller, KIND_FRLOCK, NULL); }		\
+SEC(#type "/frlock_read_retry")							\
+int BPF_PROG(pfx##_fr_retry, const void *lock, unsigned int seq, unsigned long caller) \
+{										\
+	struct lock_stat *st;							\
+	u64 key;								\
+	return read_retry(ctx, (u64)lock, seq, caller, KIND_FRLOCK, true, NULL, &st, &key); \
+}										\
+SEC(#type "/frlock_read_wait")							\
+int BPF_PROG(pfx##_fr_wait, const void *lock, unsigned int seq, unsigned long caller) \
+{ return read_wait(ctx, (u64)lock, seq, caller, KIND_FRLOCK, NULL); }		\
+SEC(#type "/seqcount_write_begin")						\
+int BPF_PROG(pfx##_sc_wbegin, const void *lock, unsigned int seq, unsigned long caller) \
+{ return write_begin(ctx, (u64)lock, seq, caller); }	\
+SEC(#type "/seqcount_write_end")						\
+int BPF_PROG(pfx##_sc_wend, const void *lock, unsigned int seq, unsigned long caller) \
+{ return write_end(ctx, (u64)lock, seq, caller, KIND_SEQCOUNT, NULL); }	\
+SEC(#type "/seqcount_read_retry")						\
+int BPF_PROG(pfx##_sc_retry, const void *lock, unsigned int seq, unsigned long caller) \
+{										\
+	struct lock_stat *st;							\
+	u64 key;								\
+	return read_retry(ctx, (u64)lock, seq, caller, KIND_SEQCOUNT, true, NULL, &st, &key); \
+}										\
+SEC(#type "/seqcount_read_wait")						\
+int BPF_PROG(pfx##_sc_wait, const void *lock, unsigned int seq, unsigned long caller) \
+{ return read_wait(ctx, (u64)lock, seq, caller, KIND_SEQCOUNT, NULL); }
+
+/* tp_btf, and raw_tp for kernels that cannot attach tp_btf programs. */
+V4_PROGS(tp_btf, v4b)
+V4_PROGS(raw_tp, v4r)
+
+/* ------------------------------------------------------------------------
+ * Series v3, until the repository's series is v4: (lock, name, seq or
+ * retries, caller). seqcount's writes and retries carry v4's meaning, its
+ * waits the odd count found (v4: minus one).
+ * frlock's writes carry a section number (only matched begin to end), its
+ * retries a retry count (not joined), and its reads end with read_done,
+ * which times a retried read from its first retry.
+ */
+static __always_inline int v3_fr_retry(void *ctx, u64 lock, const char *name,
+				       unsigned int retries, unsigned long caller)
 {
-	struct read_key rk = { .lock = (u64)fl, .pid = (u32)bpf_get_current_pid_tgid() };
+	struct read_key rk = { .lock = lock, .pid = (u32)bpf_get_current_pid_tgid() };
+	struct lock_stat *st;
+	u64 now, key;
+	long err;
+
+	read_retry(ctx, lock, 0, caller, KIND_FRLOCK, false, name, &st, &key);
+	if (!st || retries != 1)
+		return 0;
+	now = bpf_ktime_get_ns();
+	err = bpf_map_update_elem(&read_start, &rk, &now, BPF_ANY);
+	if (err)
+		drop(err, DROP_READ_START);
+	return 0;
+}
+
+static __always_inline int v3_fr_done(void *ctx, u64 lock, const char *name,
+				      unsigned int retries, unsigned long caller)
+{
+	struct read_key rk = { .lock = lock, .pid = (u32)bpf_get_current_pid_tgid() };
 	struct lock_stat *st;
 	u64 *start, lost = 0, key;
 
-	st = instance_of(fl, name, KIND_FRLOCK, &key);
+	st = instance_of(lock, KIND_FRLOCK, name, &key);
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->retried_reads, 1);
@@ -361,146 +643,49 @@ static __always_inline int on_read_done(void *ctx, const void *fl, const char *n
 		__sync_fetch_and_add(&st->lost_ns_sum, lost);
 		bpf_map_delete_elem(&read_start, &rk);
 	}
-	caller_add(ctx, key, caller, CALLER_READ, lost);
+	site_add(ctx, key, caller, CALLER_READ, lost, 0);
 	return 0;
 }
 
-/*
- * seqcount: the write's site is kept per (lock, seq), so that a retry,
- * which carries the count its read started from, finds the write that
- * opened at that count: the one that made it fail.
- */
-static __always_inline int sc_write_begin(void *ctx, const void *fl, const char *name,
-					  unsigned int seq, unsigned long caller)
-{
-	struct write_key wk = { .lock = (u64)fl, .seq = seq };
-	struct write_site ws = { .caller = caller };
-	struct write_start_val start = { .seq = seq };
-	u64 key, lock = (u64)fl;
-	long err;
-
-	if (!instance_of(fl, name, KIND_SEQCOUNT, &key))
-		return 0;
-	if (per_caller)
-		ws.parent = caller_of(ctx, caller);
-	/* After the stack walk: the hold time is the section's, not ours. */
-	ws.begin_ns = bpf_ktime_get_ns();
-	start.ns = ws.begin_ns;
-	/* LRU: an old write's site makes way; a retry it caused is not joined. */
-	bpf_map_update_elem(&recent_writes, &wk, &ws, BPF_ANY);
-	err = bpf_map_update_elem(&write_start, &lock, &start, BPF_ANY);
-	if (err)
-		drop(err, DROP_WRITE_START);
-	return 0;
-}
-
-/*
- * Count @kind for the writer site of the write that opened at @seq; its
- * begin to now into *@ns. false if that write was not seen (it began before
- * we attached, or fell out of recent_writes).
- */
-static __always_inline bool sc_join(u64 key, const void *fl, unsigned int seq,
-				    unsigned int kind, u64 *ns)
-{
-	struct write_key wk = { .lock = (u64)fl, .seq = seq };
-	struct write_site *ws = bpf_map_lookup_elem(&recent_writes, &wk);
-	struct caller_key ck = { .lock = key, .kind = kind };
-
-	if (!ws)
-		return false;
-	*ns = bpf_ktime_get_ns() - ws->begin_ns;
-	ck.caller = ws->caller;
-	ck.parent = ws->parent;
-	caller_count(&ck, *ns);
-	return true;
-}
-
-static __always_inline int sc_read_retry(void *ctx, const void *fl, const char *name,
-					 unsigned int start, unsigned long caller)
-{
-	struct lock_stat *st;
-	u64 key, ns;
-
-	st = instance_of(fl, name, KIND_SEQCOUNT, &key);
-	if (!st)
-		return 0;
-	__sync_fetch_and_add(&st->retries, 1);
-	caller_add(ctx, key, caller, CALLER_RETRY, 0);
-	if (sc_join(key, fl, start & ~1U, CALLER_CAUSED, &ns)) {
-		__sync_fetch_and_add(&st->joined, 1);
-		__sync_fetch_and_add(&st->joined_ns_sum, ns);
-	}
-	return 0;
-}
-
-static __always_inline int sc_read_wait(void *ctx, const void *fl, const char *name,
-					unsigned int seq, unsigned long caller)
-{
-	struct lock_stat *st;
-	u64 key, ns;
-
-	st = instance_of(fl, name, KIND_SEQCOUNT, &key);
-	if (!st)
-		return 0;
-	__sync_fetch_and_add(&st->waits, 1);
-	caller_add(ctx, key, caller, CALLER_WAIT, 0);
-	if (sc_join(key, fl, seq - 1, CALLER_CAUSED_WAIT, &ns))
-		__sync_fetch_and_add(&st->waits_joined, 1);
-	return 0;
-}
-
-#define FRLOCK_PROGS(type)							\
+#define V3_PROGS(type, pfx)							\
 SEC(#type "/frlock_write_begin")						\
-int BPF_PROG(type##_write_begin, const frcount_t *fc, const char *name,		\
+int BPF_PROG(pfx##_fr_wbegin, const void *fc, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
-{										\
-	return on_write_begin(fc, name, seq, KIND_FRLOCK);				\
-}										\
+{ return write_begin(ctx, (u64)fc, seq, caller); }		\
 SEC(#type "/frlock_write_end")							\
-int BPF_PROG(type##_write_end, const frcount_t *fc, const char *name,		\
+int BPF_PROG(pfx##_fr_wend, const void *fc, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
-{										\
-	return on_write_end(ctx, fc, name, seq, caller, KIND_FRLOCK);		\
-}										\
+{ return write_end(ctx, (u64)fc, seq, caller, KIND_FRLOCK, name); }		\
 SEC(#type "/frlock_read_retry")							\
-int BPF_PROG(type##_read_retry, const frcount_t *fc, const char *name,		\
+int BPF_PROG(pfx##_fr_retry, const void *fc, const char *name,		\
 	     unsigned int retries, unsigned long caller)			\
-{										\
-	return on_read_retry(ctx, fc, name, retries, caller);			\
-}										\
+{ return v3_fr_retry(ctx, (u64)fc, name, retries, caller); }				\
 SEC(#type "/frlock_read_done")							\
-int BPF_PROG(type##_read_done, const frcount_t *fc, const char *name,		\
+int BPF_PROG(pfx##_fr_done, const void *fc, const char *name,		\
 	     unsigned int retries, unsigned long caller)			\
-{										\
-	return on_read_done(ctx, fc, name, retries, caller);			\
-}										\
+{ return v3_fr_done(ctx, (u64)fc, name, retries, caller); }				\
 SEC(#type "/seqcount_write_begin")						\
-int BPF_PROG(type##_sc_write_begin, const seqcount_t *s, const char *name,	\
+int BPF_PROG(pfx##_sc_wbegin, const void *s, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
-{										\
-	return sc_write_begin(ctx, s, name, seq, caller);			\
-}										\
+{ return write_begin(ctx, (u64)s, seq, caller); }	\
 SEC(#type "/seqcount_write_end")						\
-int BPF_PROG(type##_sc_write_end, const seqcount_t *s, const char *name,	\
+int BPF_PROG(pfx##_sc_wend, const void *s, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
-{										\
-	return on_write_end(ctx, s, name, seq, caller, KIND_SEQCOUNT);		\
-}										\
+{ return write_end(ctx, (u64)s, seq, caller, KIND_SEQCOUNT, name); }	\
 SEC(#type "/seqcount_read_retry")						\
-int BPF_PROG(type##_sc_read_retry, const seqcount_t *s, const char *name,	\
+int BPF_PROG(pfx##_sc_retry, const void *s, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
 {										\
-	return sc_read_retry(ctx, s, name, seq, caller);			\
+	struct lock_stat *st;							\
+	u64 key;								\
+	return read_retry(ctx, (u64)s, seq, caller, KIND_SEQCOUNT, true, name, &st, &key); \
 }										\
 SEC(#type "/seqcount_read_wait")						\
-int BPF_PROG(type##_sc_read_wait, const seqcount_t *s, const char *name,	\
+int BPF_PROG(pfx##_sc_wait, const void *s, const char *name,		\
 	     unsigned int seq, unsigned long caller)				\
-{										\
-	return sc_read_wait(ctx, s, name, seq, caller);				\
-}
+{ return read_wait(ctx, (u64)s, seq - 1, caller, KIND_SEQCOUNT, name); }
 
-/* tp_btf, and raw_tp for kernels that cannot attach tp_btf programs. */
-FRLOCK_PROGS(tp_btf)
-FRLOCK_PROGS(raw_tp)
+V3_PROGS(tp_btf, v3b)
+V3_PROGS(raw_tp, v3r)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -1,34 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * frlockstat	Every sequence lock of the kernel, frlock and seqcount alike:
- *		writes, writer hold times, read retries and waits, the time
- *		frlock readers lose, and which writers caused the retries.
+ *		writes, writer hold times, retries, waits, the time readers
+ *		lost to them and the writers that cost it.
  *
- * Reads the frlock and seqcount tracepoints of the frlock series (tp_btf,
- * or raw_tp where tp_btf cannot attach). An frlock, or a seqcount in the
- * kernel's static data, is one row, named by its symbol (rename_lock,
- * jiffies_seq); seqcounts embedded in objects are one row per name (every
- * dentry's d_seq). The BPF maps hold running totals since it attached and
- * are never cleared; each interval prints the difference between two
- * reads of them, as a table sorted by retries then writes (the rows that
- * fit the terminal, or -n), with each lock's busiest writer and reader
- * site, or with -H each instance's histograms, and in JSON the running
- * totals too. A seqcount retry carries the count its read started from,
- * which names the write it overlapped: it is joined to that write's site
- * (-c lists them as "caused"). Overhead: one short BPF program per write
- * section begin and end, per retry, per retried frlock read and per
- * seqcount reader that waits, each with a few hash map updates (the
- * instance, its call site, and for a seqcount write its site by count);
- * reads that neither retry nor wait cost nothing (make bench measures it).
- * With -c, each of those programs also walks the stack for the caller's
- * caller. -k leaves the other kind's events without a program.
+ * Reads the frlock and seqcount tracepoints (tp_btf, or raw_tp where tp_btf
+ * cannot attach). A lock is one row, named as a person knows it: a static
+ * lock by its symbol, a per-CPU one by its symbol and member, a lock in a
+ * slab object by the object's type and member, else after its writer
+ * (bpf/README.md, "How a lock is named"). The BPF maps hold running totals
+ * since it attached and are never cleared; each interval prints the
+ * difference between two reads of them. A wait is timed to the end of the
+ * write it waited for; a retry is joined to the write that collided with
+ * it, whose begin bounds the reader's loss from below. Overhead: one
+ * short BPF program per write section begin and end, per retry and per
+ * wait, each a lookup or two and a few atomic adds; reads that neither
+ * retry nor wait cost nothing (make bench measures it). -w and -c add a
+ * hash update per event, -c a stack walk per retry and wait, -C one per
+ * write section too.
  */
+#define _GNU_SOURCE	/* strerrorname_np */
 #include <argp.h>
-#include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,89 +39,100 @@
 #include "textfile.h"
 #include "trace_helpers.h"
 
+#define SCHEMA_VERSION	2	/* of the -j records: bpf/README.md, "JSON" */
+
 static struct env {
-	char *name;
-	unsigned long long lock;	/* -L 0xADDR, or the symbol NAME's address */
-	bool lock_is_addr;		/* -L 0xADDR: the address only, no name */
+	char *name;			/* -L */
+	unsigned long long addr;	/* -L 0xADDR */
+	bool by_label;			/* -L NAME, applied here to the rows' names */
 	unsigned int kind;		/* -k: enum lock_kind, 0 for both */
 	int top;			/* -n: table rows, 0 for what fits */
 	bool hist;			/* -H */
-	char *prom;
-	bool per_caller;
+	bool wide;			/* -w */
+	char *prom;			/* -P */
+	bool per_caller;		/* -c */
+	bool writer_stacks;		/* -C */
 	bool json;
 	bool timestamp;
 	bool raw_tp;
 	bool verbose;
 	bool interval_set;
+	int max_locks;
+	int max_sites;
 	long interval;
 	long count;
 } env = {
 	.interval = 99999999,
 	.count = 99999999,
+	.max_locks = MAX_LOCKS,
+	.max_sites = MAX_CALLERS,
 };
 
 #define MAX_INTERVAL	86400		/* seconds */
 #define MAX_COUNT	99999999
+enum { OPT_MAX_LOCKS = 1000, OPT_MAX_SITES };
 
 static volatile sig_atomic_t exiting;
 static struct textfile *textfile;	/* -P */
 
-const char *argp_program_version = "frlockstat 0.1";
+/* The kernel's events: which series, which systems, what each can tell. */
+enum abi { ABI_NONE, ABI_V3, ABI_V4 };
+static enum abi abi;
+static bool has_frlock, has_seqcount;
+static unsigned int caps[3];		/* enum lock_caps, per enum lock_kind */
+static struct btf *vmlinux_btf;
+
+const char *argp_program_version = "frlockstat 2";
 static const char argp_doc[] =
 "Every sequence lock, frlock and seqcount: writes, hold times, retries,\n"
-"waits, and which writers caused the retries.\n"
+"waits, the time readers lost and the writers that cost it.\n"
 "\n"
-"USAGE: frlockstat [-h] [-L NAME] [-k KIND] [-n ROWS] [-c] [-H] [-j] [-T] [-P FILE]\n"
-"                  [interval] [count]\n"
+"USAGE: frlockstat [-h] [-L NAME] [-k KIND] [-n ROWS] [-c] [-C] [-w] [-H] [-j] [-T]\n"
+"                  [-P FILE] [interval] [count]\n"
 "\n"
 "EXAMPLES:\n"
 "    frlockstat                 # summarize until Ctrl-C\n"
 "    frlockstat 1 10            # print every second, 10 times\n"
-"    frlockstat -L tk_core.lock # only timekeeping's frlock\n"
 "    frlockstat -L rename_lock  # one lock, by its symbol (or -L 0xADDR)\n"
-"    frlockstat -L d_seq        # every dentry's seqcount, as one row\n"
+"    frlockstat -L dentry.d_seq # every dentry's seqcount, as one row\n"
 "    frlockstat -k seqcount     # seqcount_t and seqlock_t only\n"
 "    frlockstat -n 5 1          # the 5 locks that retry most, every second\n"
-"    frlockstat -c 5            # also call sites and their callers, and the\n"
-"                               # writer sites that caused seqcount retries\n"
+"    frlockstat -w 5            # also each lock's busiest writer and reader\n"
+"    frlockstat -c 5            # also every call site, a reader's caller, and\n"
+"                               # the writers that cost readers time\n"
+"    frlockstat -C 5            # -c, and each writer site's caller too\n"
 "    frlockstat -H 1            # each lock's histograms instead of the table\n"
 "    frlockstat -j 1            # one JSON object per lock per second\n"
 "    frlockstat -c -P /var/lib/prometheus/node-exporter/frlock.prom 15\n"
 "                               # for node_exporter's textfile collector\n";
 
 static const struct argp_option opts[] = {
-	{ "lock", 'L', "NAME", 0, "Trace only this lock: a name, a symbol or 0xADDR", 0 },
+	{ "lock", 'L', "NAME", 0, "Trace only this lock: its name, a symbol or 0xADDR", 0 },
 	{ "kind", 'k', "KIND", 0, "Trace only frlock or seqcount locks", 0 },
 	{ "top", 'n', "ROWS", 0, "Show at most ROWS locks in the table (default: what fits "
 	  "the terminal, every lock when stdout is not one)", 0 },
 	{ "hist", 'H', NULL, 0, "Print each lock's histograms instead of the table", 0 },
-	{ "caller", 'c', NULL, 0, "Also list writer and retry call sites and their callers", 0 },
+	{ "wide", 'w', NULL, 0, "Add each lock's busiest writer and reader (counts every "
+	  "call site)", 0 },
+	{ "caller", 'c', NULL, 0, "Also list every call site (a reader's with its caller), "
+	  "and the writer sites that cost readers time", 0 },
+	{ "writer-callers", 'C', NULL, 0, "With -c, writer sites' callers too (a stack walk "
+	  "per write section)", 0 },
 	{ "json", 'j', NULL, 0, "Print NDJSON: one object per lock per interval", 0 },
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0 },
 	{ "prom", 'P', "FILE", 0, "Also write the running totals to FILE (*.prom) each "
 	  "interval, in Prometheus' text format; with -c the top call sites too", 0 },
 	{ "raw-tp", 'r', NULL, 0, "Use raw tracepoints even where tp_btf works", 0 },
+	{ "max-locks", OPT_MAX_LOCKS, "N", 0, "Keep at most N locks (default 256); "
+	  "events of more are counted as lost", 0 },
+	{ "max-sites", OPT_MAX_SITES, "N", 0, "Keep at most N call sites (default 1024); "
+	  "events of more are counted as lost", 0 },
 	{ "verbose", 'v', NULL, 0, "Print libbpf debug output", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
 };
 
-/* A bad command line: one line saying what is wrong, the usage, exit 2. */
-static void __attribute__((noreturn, format(printf, 1, 2)))
-bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("frlockstat: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nusage: frlockstat [-h] [-L NAME] [-k frlock|seqcount] [-n ROWS] [-c] [-H] [-j] [-T]\n"
-	      "                  [-P FILE] [-r] [-v] [interval] [count]\n", stderr);
-	exit(2);
-}
-
-static long parse_range(const char *arg, long max, const char *what)
+static long parse_range(struct argp_state *state, const char *arg, long max, const char *what)
 {
 	char *end;
 	long v;
@@ -133,60 +140,9 @@ static long parse_range(const char *arg, long max, const char *what)
 	errno = 0;
 	v = strtol(arg, &end, 10);
 	if (errno || end == arg || *end || v <= 0 || v > max)
-		bad_usage("invalid %s '%s' (want a whole number from 1 to %ld)", what, arg, max);
+		argp_error(state, "invalid %s '%s' (want a whole number from 1 to %ld)",
+			   what, arg, max);
 	return v;
-}
-
-/*
- * argp answers an unknown option with "Try `frlockstat --help'" and no
- * usage: look for those first with getopt_long, over the same options.
- */
-static void check_options(int argc, char **argv, const struct argp_option *o)
-{
-	struct option longopts[32] = {
-		{ "help", no_argument, NULL, 1 },	/* argp's own options */
-		{ "usage", no_argument, NULL, 1 },
-		{ "version", no_argument, NULL, 'V' },
-	};
-	char shortopts[64] = ":?V", **args;
-	size_t nl = 3, ns = strlen(shortopts);
-	int c;
-
-	for (; o->name || o->key; o++) {
-		if (o->name && nl < sizeof(longopts) / sizeof(longopts[0]) - 1)
-			longopts[nl++] = (struct option){ o->name,
-				o->arg ? required_argument : no_argument, NULL, o->key };
-		if (o->key > 0 && o->key < 128 && isprint(o->key) && ns < sizeof(shortopts) - 3) {
-			shortopts[ns++] = (char)o->key;
-			if (o->arg)
-				shortopts[ns++] = ':';
-		}
-	}
-	shortopts[ns] = '\0';
-	/* getopt_long permutes the array it is given: give it a copy. */
-	args = calloc(argc + 1, sizeof(*args));
-	if (!args)
-		return;
-	memcpy(args, argv, argc * sizeof(*args));
-	opterr = 0;
-	while ((c = getopt_long(argc, args, shortopts, longopts, NULL)) != -1) {
-		if (c == ':')
-			bad_usage("option '%s' needs a value", args[optind - 1]);
-		if (c == '?' && (optopt == '?' || !strcmp(args[optind - 1], "-?")))
-			continue;	/* -?, argp's --help */
-		if (c == '?' && optopt)
-			bad_usage("unknown option '-%c'", optopt);
-		if (c == '?') {
-			const char *arg = args[optind - 1];
-			size_t len = strcspn(arg + 2, "="), i, n = 0;
-
-			for (i = 0; i < nl && !strncmp(arg, "--", 2); i++)
-				n += !strncmp(longopts[i].name, arg + 2, len);
-			bad_usage("%s option '%s'", n > 1 ? "ambiguous" : "unknown", arg);
-		}
-	}
-	free(args);
-	optind = 0;		/* argp starts afresh */
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -196,9 +152,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
 		break;
 	case 'L':
-		if (!*arg || strlen(arg) >= NAME_LEN)
-			bad_usage("invalid lock name '%s' (1 to %d characters)",
-				  arg, NAME_LEN - 1);
+		if (!*arg || strlen(arg) >= LABEL_LEN)
+			argp_error(state, "invalid lock name '%s' (1 to %d characters)",
+				   arg, LABEL_LEN - 1);
 		env.name = arg;
 		break;
 	case 'k':
@@ -207,16 +163,23 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "seqcount"))
 			env.kind = KIND_SEQCOUNT;
 		else
-			bad_usage("unknown kind '%s' (want frlock or seqcount)", arg);
+			argp_error(state, "unknown kind '%s' (want frlock or seqcount)", arg);
 		break;
 	case 'n':
-		env.top = parse_range(arg, MAX_LOCKS, "row count");
+		env.top = parse_range(state, arg, MAX_LOCKS, "row count");
 		break;
 	case 'H':
 		env.hist = true;
 		break;
+	case 'w':
+		env.wide = true;
+		break;
 	case 'c':
 		env.per_caller = true;
+		break;
+	case 'C':
+		env.per_caller = true;
+		env.writer_stacks = true;
 		break;
 	case 'j':
 		env.json = true;
@@ -227,7 +190,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'P':
 		/* node_exporter reads only *.prom: our FILE.tmp stays unseen. */
 		if (strlen(arg) < 6 || strcmp(arg + strlen(arg) - 5, ".prom"))
-			bad_usage("invalid textfile '%s' (want a path ending in .prom)", arg);
+			argp_error(state, "invalid textfile '%s' (want a path ending in .prom)", arg);
 		env.prom = arg;
 		break;
 	case 'r':
@@ -236,19 +199,25 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env.verbose = true;
 		break;
-	case ARGP_KEY_END:
-		if (env.prom && !env.interval_set)
-			bad_usage("-P needs an interval: the page is rewritten every interval");
+	case OPT_MAX_LOCKS:
+		env.max_locks = parse_range(state, arg, MAX_LOCKS, "lock count");
+		break;
+	case OPT_MAX_SITES:
+		env.max_sites = parse_range(state, arg, MAX_CALLERS, "site count");
 		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num == 0) {
-			env.interval = parse_range(arg, MAX_INTERVAL, "interval");
+			env.interval = parse_range(state, arg, MAX_INTERVAL, "interval");
 			env.interval_set = true;
+		} else if (state->arg_num == 1) {
+			env.count = parse_range(state, arg, MAX_COUNT, "count");
+		} else {
+			argp_error(state, "unexpected argument '%s'", arg);
 		}
-		else if (state->arg_num == 1)
-			env.count = parse_range(arg, MAX_COUNT, "count");
-		else
-			bad_usage("unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (env.prom && !env.interval_set)
+			argp_error(state, "-P needs an interval: the page is rewritten every interval");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -269,70 +238,376 @@ static void sig_handler(int sig)
 	exiting = 1;
 }
 
-/* The frlock kernel's BTF has a btf_trace_ typedef for each tracepoint. */
-static bool kernel_has_tracepoint(const char *name)
+/* An error as its errno name: "-EPERM". */
+static const char *errname(int err)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	char type[64];
-	bool found;
+	static char buf[32];
+	const char *n = strerrorname_np(err < 0 ? -err : err);
 
-	if (!btf)
-		return false;
-	snprintf(type, sizeof(type), "btf_trace_%s", name);
-	found = btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
-	btf__free(btf);
-	return found;
+	snprintf(buf, sizeof(buf), "%s%s", err < 0 ? "-" : "", n ? n : "E?");
+	return buf;
 }
 
-static bool has_seqcount;	/* the kernel has the seqcount events (patch 4) */
-
-static void set_program_kind(struct frlockstat_bpf *obj, bool raw_tp)
+/*
+ * A tracepoint's arguments as BTF has them (its btf_trace_ typedef, a
+ * pointer to a function whose first parameter is the context), or -1 if
+ * the kernel has no such tracepoint. Series v3's events have 4, v4's 3.
+ */
+static int tp_nargs(const char *name)
 {
+	const struct btf_type *t;
+	char type[64];
+	int id;
+
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	id = btf__find_by_name_kind(vmlinux_btf, type, BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return -1;
+	t = btf__type_by_id(vmlinux_btf, btf__type_by_id(vmlinux_btf, id)->type);
+	if (!t || !btf_is_ptr(t))
+		return -1;
+	t = btf__type_by_id(vmlinux_btf, t->type);
+	return t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : -1;
+}
+
+static enum abi detect_abi(void)
+{
+	int fr = tp_nargs("frlock_write_begin"), sc = tp_nargs("seqcount_write_begin");
+	int n = fr >= 0 ? fr : sc;
+
+	has_frlock = fr >= 0;
+	has_seqcount = sc >= 0;
+	if (n == 4 && (sc < 0 || sc == 4))
+		return ABI_V3;
+	if (n == 3 && (sc < 0 || sc == 3))
+		return ABI_V4;
+	return ABI_NONE;
+}
+
+/*
+ * Can a tp_btf program load on @event? As libbpf-tools' probe_tp_btf():
+ * an empty program of that type, loaded and closed. 0 or -errno.
+ */
+static int probe_tp_btf(const char *event)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP);
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd, id;
+
+	id = libbpf_find_vmlinux_btf_id(event, BPF_TRACE_RAW_TP);
+	if (id < 0)
+		return id;
+	opts.attach_btf_id = id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &opts);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* Load the programs of this kernel's series, of one attach type, of the kinds asked. */
+static void set_autoload(struct frlockstat_bpf *obj, bool raw_tp)
+{
+	char want[4] = { 'v', abi == ABI_V4 ? '4' : '3', raw_tp ? 'r' : 'b', '_' };
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, obj->obj) {
-		const char *sec = bpf_program__section_name(prog);
-		bool is_raw = !strncmp(sec, "raw_tp/", 7);
-		bool is_seqcount = strstr(sec, "/seqcount_") != NULL;
-		unsigned int kind = is_seqcount ? KIND_SEQCOUNT : KIND_FRLOCK;
+		const char *name = bpf_program__name(prog);
+		bool seqcount = strstr(bpf_program__section_name(prog), "/seqcount_") != NULL;
+		unsigned int kind = seqcount ? KIND_SEQCOUNT : KIND_FRLOCK;
 
-		/* -k: the other kind's events run no program at all. */
-		bpf_program__set_autoload(prog, is_raw == raw_tp &&
-					  (!is_seqcount || has_seqcount) &&
+		bpf_program__set_autoload(prog, !strncmp(name, want, 4) &&
+					  (seqcount ? has_seqcount : has_frlock) &&
 					  (!env.kind || env.kind == kind));
 	}
 }
 
-/* The kernel's static data, where a seqcount has a symbol to name it. */
-static unsigned long long data_start, data_end;
+/* Where the kernel keeps what classify() needs (KALLSYMS_ALL). */
+static unsigned long long pcpu_size;
 
-static struct frlockstat_bpf *open_and_load(bool raw_tp)
+static int open_and_load(struct frlockstat_bpf **objp, bool raw_tp, const struct ksyms *ksyms)
 {
 	struct frlockstat_bpf *obj;
-	int err;
+	int err, ncpus = libbpf_num_possible_cpus();
 
 	obj = frlockstat_bpf__open();
 	if (!obj) {
-		fprintf(stderr, "frlockstat: failed to open BPF object\n");
-		return NULL;
+		fprintf(stderr, "frlockstat: failed to open BPF object: %s\n", errname(-errno));
+		return -errno;
 	}
-	if (env.name && !env.lock_is_addr)
-		strncpy((char *)obj->rodata->targ_name, env.name, NAME_LEN - 1);
-	obj->rodata->targ_lock = env.lock;
-	obj->rodata->targ_kind = env.kind;
+	obj->rodata->per_site = env.wide || env.per_caller;
 	obj->rodata->per_caller = env.per_caller;
-	obj->rodata->data_start = data_start;
-	obj->rodata->data_end = data_end;
-	set_program_kind(obj, raw_tp);
+	obj->rodata->writer_stacks = env.writer_stacks;
+	obj->rodata->targ_addr = env.addr;
+	obj->rodata->pcpu_offsets = ksyms__addr(ksyms, "__per_cpu_offset");
+	obj->rodata->pcpu_size = pcpu_size;
+	obj->rodata->nr_cpus = ncpus > 0 ? ncpus : 1;
+	obj->rodata->page_offset_base_addr = ksyms__addr(ksyms, "page_offset_base");
+	obj->rodata->vmemmap_base_addr = ksyms__addr(ksyms, "vmemmap_base");
+	obj->rodata->max_pfn_addr = ksyms__addr(ksyms, "max_pfn");
+	bpf_map__set_max_entries(obj->maps.stats, env.max_locks);
+	bpf_map__set_max_entries(obj->maps.seen, env.max_locks);
+	bpf_map__set_max_entries(obj->maps.callers, env.max_sites);
+	set_autoload(obj, raw_tp);
 	err = frlockstat_bpf__load(obj);
 	if (err) {
-		if (raw_tp || env.verbose)
-			fprintf(stderr, "frlockstat: failed to load BPF object (%s): %d\n",
-				raw_tp ? "raw_tp" : "tp_btf", err);
+		fprintf(stderr, "frlockstat: failed to load BPF object (%s): %s\n",
+			raw_tp ? "raw_tp" : "tp_btf", errname(err));
 		frlockstat_bpf__destroy(obj);
-		return NULL;
+		return err;
 	}
-	return obj;
+	*objp = obj;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Naming: one label per instance (bpf/README.md, "How a lock is named").
+ */
+
+static bool is_lock_type(const char *name)
+{
+	return name && (!strncmp(name, "seqcount", 8) || !strncmp(name, "seqlock", 7) ||
+			!strncmp(name, "frcount", 7) || !strncmp(name, "frlock", 6));
+}
+
+/*
+ * The member at @off bytes into BTF type @id, as ".a.b[2].c", down to the
+ * lock's own type; false if no member covers @off.
+ */
+static bool member_path(__u32 id, __u32 off, char *buf, size_t len)
+{
+	for (int depth = 0; depth < 16; depth++) {
+		const struct btf_type *t = btf__type_by_id(vmlinux_btf, id);
+		size_t n = strlen(buf);
+
+		/* A lock type (by its typedef's name or its own) ends the path. */
+		while (t && (btf_is_typedef(t) || btf_is_mod(t))) {
+			if (off == 0 && is_lock_type(btf__name_by_offset(vmlinux_btf, t->name_off)))
+				return true;
+			id = t->type;
+			t = btf__type_by_id(vmlinux_btf, id);
+		}
+		if (!t)
+			return false;
+		if (off == 0 && is_lock_type(btf__name_by_offset(vmlinux_btf, t->name_off)))
+			return true;
+		if (btf_is_array(t)) {
+			const struct btf_array *a = btf_array(t);
+			__s64 esize = btf__resolve_size(vmlinux_btf, a->type);
+
+			if (esize <= 0 || off / esize >= a->nelems)
+				return false;
+			snprintf(buf + n, len - n, "[%u]", (unsigned int)(off / esize));
+			off %= esize;
+			id = a->type;
+			continue;
+		}
+		if (!btf_is_composite(t))
+			return off == 0;
+		{
+			const struct btf_member *m = btf_members(t);
+			bool found = false;
+
+			for (int i = 0; i < btf_vlen(t); i++, m++) {
+				__u32 moff = btf_member_bit_offset(t, i) / 8;
+				__s64 msize = btf__resolve_size(vmlinux_btf, m->type);
+				const char *mname = btf__name_by_offset(vmlinux_btf, m->name_off);
+
+				if (msize <= 0 || off < moff || off >= moff + msize)
+					continue;
+				if (mname && *mname)
+					snprintf(buf + n, len - n, ".%s", mname);
+				off -= moff;
+				id = m->type;
+				found = true;
+				break;
+			}
+			if (!found)
+				return false;
+		}
+	}
+	return false;
+}
+
+/* "func" of "func+0x1f": the function a site is in. */
+static const char *func_of(const struct ksyms *ksyms, unsigned long long site, char *buf,
+			   size_t len)
+{
+	if (!site)
+		return NULL;
+	ksyms__format(ksyms, site, buf, len);
+	buf[strcspn(buf, "+")] = '\0';
+	return buf;
+}
+
+/* "sym" for "sym+0x0". */
+static void strip_zero(char *buf)
+{
+	size_t n = strlen(buf);
+
+	if (n > 4 && !strcmp(buf + n - 4, "+0x0"))
+		buf[n - 4] = '\0';
+}
+
+/* The struct a slab cache holds, by its name: "dentry", "fs_cache" -> fs_struct. */
+static int slab_type(const char *cache, unsigned int size)
+{
+	char name[NAME_LEN + 8], base[NAME_LEN];
+	const char *cands[4];
+	size_t n;
+
+	snprintf(base, sizeof(base), "%s", cache);
+	n = strlen(base);
+	if (n > 6 && !strcmp(base + n - 6, "_cache"))
+		base[n - 6] = '\0';
+	cands[0] = cache;
+	cands[1] = base;
+	snprintf(name, sizeof(name), "%s_struct", base);
+	cands[2] = name;
+	cands[3] = NULL;
+	for (int i = 0; cands[i]; i++) {
+		int id = btf__find_by_name_kind(vmlinux_btf, cands[i], BTF_KIND_STRUCT);
+
+		if (id > 0 && btf__type_by_id(vmlinux_btf, id)->size <= size)
+			return id;
+	}
+	return -1;
+}
+
+static void label_of(const struct lock_stat *st, const struct ksyms *ksyms, char *buf,
+		     size_t len)
+{
+	char fn[128], sym[128];
+	const char *f;
+	int id;
+
+	/* Series v3 named frlocks in its events; v4 leaves naming to us. */
+	if (abi == ABI_V3 && st->kind == KIND_FRLOCK && st->name[0]) {
+		snprintf(buf, len, "%s", st->name);
+		return;
+	}
+	switch (st->naming) {
+	case NAMING_SYMBOL:
+		ksyms__format(ksyms, st->lock, buf, len);
+		strip_zero(buf);
+		return;
+	case NAMING_PERCPU: {
+		unsigned long long base;
+
+		ksyms__format(ksyms, st->where, sym, sizeof(sym));
+		sym[strcspn(sym, "+")] = '\0';
+		base = ksyms__addr(ksyms, sym);
+		id = btf__find_by_name_kind(vmlinux_btf, sym, BTF_KIND_VAR);
+		snprintf(buf, len, "%.60s", sym);
+		if (id > 0 && base <= st->where &&
+		    member_path(btf__type_by_id(vmlinux_btf, id)->type, st->where - base, buf, len))
+			return;
+		ksyms__format(ksyms, st->where, buf, len);
+		strip_zero(buf);
+		return;
+	}
+	case NAMING_SLAB:
+		/* A merged cache holds objects of several types: not named by one. */
+		id = st->merged ? -1 : slab_type(st->cache, st->obj_size);
+		if (id > 0) {
+			snprintf(buf, len, "%s", btf__name_by_offset(vmlinux_btf,
+							btf__type_by_id(vmlinux_btf, id)->name_off));
+			if (member_path(id, st->obj_off, buf, len))
+				return;
+		}
+		/* A cache of any type (kmalloc-64, or merged): its writer tells them apart. */
+		f = func_of(ksyms, st->writer ? st->writer : st->reader, fn, sizeof(fn));
+		snprintf(buf, len, "%.31s+0x%x%s%.24s", st->cache, st->obj_off, f ? "@" : "", f ? f : "");
+		return;
+	default:
+		f = func_of(ksyms, st->writer ? st->writer : st->reader, fn, sizeof(fn));
+		if (f)
+			snprintf(buf, len, "%.31s@%.31s", st->name, f);
+		else
+			snprintf(buf, len, "0x%llx", st->lock);
+		return;
+	}
+}
+
+/*
+ * Labels found through BTF and kallsyms (linear searches of about 100,000
+ * entries) are kept per instance, so that a poll does not search again:
+ * every name but one made from a first writer not seen yet. Emptied when
+ * the symbols are reread.
+ */
+struct label_cached {
+	unsigned long long key;
+	char label[LABEL_LEN];
+};
+
+static struct label_cached label_cache[MAX_LOCKS];
+static int nr_label_cache;
+
+static void cached_label(unsigned long long key, const struct lock_stat *st,
+			 const struct ksyms *ksyms, char *buf, size_t len)
+{
+	bool stable = st->naming == NAMING_SYMBOL || st->naming == NAMING_PERCPU ||
+		      st->writer || (abi == ABI_V3 && st->kind == KIND_FRLOCK && st->name[0]);
+
+	for (int i = 0; i < nr_label_cache; i++)
+		if (label_cache[i].key == key) {
+			snprintf(buf, len, "%s", label_cache[i].label);
+			return;
+		}
+	label_of(st, ksyms, buf, len);
+	/* A slab type's name does not wait for a writer either. */
+	if (st->naming == NAMING_SLAB && strchr(buf, '.') && !strchr(buf, '@'))
+		stable = true;
+	if (stable && nr_label_cache < MAX_LOCKS) {
+		label_cache[nr_label_cache].key = key;
+		snprintf(label_cache[nr_label_cache++].label, LABEL_LEN, "%s", buf);
+	}
+}
+
+static const char *const naming_names[] = {
+	[NAMING_SYMBOL] = "symbol", [NAMING_PERCPU] = "percpu",
+	[NAMING_SLAB] = "slab", [NAMING_ADDRESS] = "writer",
+};
+
+/* ------------------------------------------------------------------------
+ * Running totals and their differences.
+ */
+
+/* The counters and histograms of struct lock_stat, as arrays. */
+#define NR_COUNTERS ((offsetof(struct lock_stat, hold_ns) - offsetof(struct lock_stat, writes)) / \
+		     sizeof(unsigned long long))
+#define NR_HISTS ((sizeof(struct lock_stat) - offsetof(struct lock_stat, hold_ns)) / \
+		  sizeof(struct hist))
+
+static void stat_sub(struct lock_stat *d, const struct lock_stat *cur, const struct lock_stat *prev)
+{
+	const unsigned long long *c = &cur->writes, *p = &prev->writes;
+	const struct hist *hc = &cur->hold_ns, *hp = &prev->hold_ns;
+	unsigned long long *dc = &d->writes;
+	struct hist *hd = &d->hold_ns;
+
+	for (size_t i = 0; i < NR_COUNTERS; i++)
+		dc[i] = c[i] - p[i];
+	for (size_t i = 0; i < NR_HISTS; i++)
+		for (int k = 0; k < MAX_SLOTS; k++)
+			hd[i].slots[k] = hc[i].slots[k] - hp[i].slots[k];
+}
+
+static void stat_add(struct lock_stat *acc, const struct lock_stat *x)
+{
+	unsigned long long *a = &acc->writes;
+	const unsigned long long *c = &x->writes;
+	struct hist *ha = &acc->hold_ns;
+	const struct hist *hx = &x->hold_ns;
+
+	for (size_t i = 0; i < NR_COUNTERS; i++)
+		a[i] += c[i];
+	for (size_t i = 0; i < NR_HISTS; i++)
+		for (int k = 0; k < MAX_SLOTS; k++)
+			ha[i].slots[k] += hx[i].slots[k];
 }
 
 /*
@@ -356,20 +631,12 @@ static int nr_lock_prev;
 static struct caller_prev caller_prev[MAX_CALLERS];
 static int nr_caller_prev;
 
-static void hist_sub(struct hist *d, const struct hist *cur, const struct hist *prev)
+static void lock_delta(unsigned long long key, const struct lock_stat *cur, struct lock_stat *d)
 {
-	for (int i = 0; i < MAX_SLOTS; i++)
-		d->slots[i] = cur->slots[i] - prev->slots[i];
-}
-
-/* The interval's figures of one lock into @d; @cur becomes the previous. */
-static void lock_delta(unsigned long long key, const struct lock_stat *cur,
-		       struct lock_stat *d)
-{
+	static const struct lock_stat zero;
 	struct lock_prev *p = NULL;
-	int i;
 
-	for (i = 0; i < nr_lock_prev && !p; i++)
+	for (int i = 0; i < nr_lock_prev && !p; i++)
 		if (lock_prev[i].key == key)
 			p = &lock_prev[i];
 	if (!p && nr_lock_prev < MAX_LOCKS) {
@@ -378,28 +645,17 @@ static void lock_delta(unsigned long long key, const struct lock_stat *cur,
 		p->key = key;
 	}
 	*d = *cur;
-	if (!p)
-		return;
-	d->writes = cur->writes - p->st.writes;
-	d->retried_reads = cur->retried_reads - p->st.retried_reads;
-	d->retries = cur->retries - p->st.retries;
-	d->waits = cur->waits - p->st.waits;
-	d->joined = cur->joined - p->st.joined;
-	d->waits_joined = cur->waits_joined - p->st.waits_joined;
-	d->joined_ns_sum = cur->joined_ns_sum - p->st.joined_ns_sum;
-	hist_sub(&d->hold_ns, &cur->hold_ns, &p->st.hold_ns);
-	hist_sub(&d->retries_per_read, &cur->retries_per_read, &p->st.retries_per_read);
-	hist_sub(&d->lost_ns, &cur->lost_ns, &p->st.lost_ns);
-	p->st = *cur;
+	stat_sub(d, cur, p ? &p->st : &zero);
+	if (p)
+		p->st = *cur;
 }
 
 static void caller_delta(const struct caller_key *key, const struct caller_stat *cur,
 			 struct caller_stat *d)
 {
 	struct caller_prev *p = NULL;
-	int i;
 
-	for (i = 0; i < nr_caller_prev && !p; i++)
+	for (int i = 0; i < nr_caller_prev && !p; i++)
 		if (!memcmp(&caller_prev[i].key, key, sizeof(*key)))
 			p = &caller_prev[i];
 	if (!p && nr_caller_prev < MAX_CALLERS) {
@@ -415,12 +671,35 @@ static void caller_delta(const struct caller_key *key, const struct caller_stat 
 	p->cs = *cur;
 }
 
-/* One instance in an interval: its key, totals, differences and label. */
+/*
+ * One row per name: the instances with the same label and kind are one
+ * row (a slab cache's objects already are one instance; this merges what
+ * the naming cannot tell apart, which the README lists).
+ */
 struct row {
-	unsigned long long key;
-	struct lock_stat st, d;
-	char label[128];
+	char label[LABEL_LEN];
+	unsigned int kind, naming;
+	bool class;			/* several addresses */
+	unsigned long long addr;	/* the address, if one */
+	struct lock_stat st, d;		/* running totals; this interval's */
 };
+
+struct entry {
+	unsigned long long key;
+	int row;
+};
+
+static struct row rows[MAX_LOCKS];
+static struct entry entries[MAX_LOCKS];
+static int nr_rows, nr_entries;
+
+static int row_of_key(unsigned long long key)
+{
+	for (int i = 0; i < nr_entries; i++)
+		if (entries[i].key == key)
+			return entries[i].row;
+	return -1;
+}
 
 static const char *kind_name(unsigned int kind)
 {
@@ -431,28 +710,14 @@ static const char *const caller_kinds[NR_CALLER_KINDS] = {
 	"write", "retry", "read", "wait", "caused", "causedwait",
 };
 
-/* The instance's label: a static seqcount's symbol, else the event's name. */
-static const char *label_of(const struct lock_stat *st, const struct ksyms *ksyms,
-			    char *buf, size_t len)
-{
-	size_t n;
-
-	if (st->kind != KIND_SEQCOUNT || st->is_class || !ksyms)
-		return st->name;
-	ksyms__format(ksyms, st->lock, buf, len);
-	n = strlen(buf);
-	if (n > 4 && !strcmp(buf + n - 4, "+0x0"))
-		buf[n - 4] = '\0';
-	return buf;
-}
-
 /*
- * The interval's call sites, read once per interval (the differences are
- * taken once): every site of every lock, sorted by lock, site kind and
- * count. The table takes its top sites from them, -c lists them.
+ * The interval's call sites (-w, -c), read once per interval: every site of
+ * every row (sites of merged instances summed), sorted by row, site kind,
+ * then count (for the writers that cost readers time, time lost).
  */
 struct site {
 	struct caller_key key;
+	int row;
 	struct caller_stat cs, d;	/* running totals; this interval's */
 	char sym[128], from[128];	/* the site; its caller, "?" if unknown */
 };
@@ -463,86 +728,837 @@ static int nr_sites;
 static int site_cmp(const void *a, const void *b)
 {
 	const struct site *x = a, *y = b;
+	bool by_ns = x->key.kind == CALLER_CAUSED || x->key.kind == CALLER_CAUSED_WAIT;
 
-	if (x->key.lock != y->key.lock)
-		return x->key.lock < y->key.lock ? -1 : 1;
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
 	if (x->key.kind != y->key.kind)
 		return x->key.kind < y->key.kind ? -1 : 1;
+	if (by_ns && x->d.total_ns != y->d.total_ns)
+		return x->d.total_ns < y->d.total_ns ? 1 : -1;
 	if (x->d.count != y->d.count)
 		return x->d.count < y->d.count ? 1 : -1;
 	return strcmp(x->sym, y->sym);
 }
 
+/*
+ * Every key and value of a hash map, in one system call where the kernel
+ * has batch lookups (5.6), else one pair per entry: the poll reads maps
+ * every interval, and under emulation each call costs microseconds.
+ * Returns how many, at most @max.
+ */
+static int map_read_all(int fd, void *keys, size_t ksz, void *vals, size_t vsz, int max)
+{
+	unsigned long long token = 0;
+	__u32 count = max;
+	int err, n = 0;
+	char *k = keys, *v = vals, *prev = NULL;
+
+	err = bpf_map_lookup_batch(fd, NULL, &token, keys, vals, &count, NULL);
+	if (!err || err == -ENOENT)
+		return count;
+	/* No batch lookups: walk the keys. */
+	while (n < max && !bpf_map_get_next_key(fd, prev, k + n * ksz)) {
+		prev = k + n * ksz;
+		if (!bpf_map_lookup_elem(fd, prev, v + n * vsz))
+			n++;
+	}
+	return n;
+}
+
+static struct caller_key site_keys[MAX_CALLERS];
+static struct caller_stat site_vals[MAX_CALLERS];
+
 static void collect_sites(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 {
-	struct caller_key key, next, *prev = NULL;
-	int fd = bpf_map__fd(obj->maps.callers);
-	struct site *s;
+	int n = map_read_all(bpf_map__fd(obj->maps.callers), site_keys, sizeof(site_keys[0]),
+			     site_vals, sizeof(site_vals[0]), env.max_sites);
+	struct caller_key key;
+	struct caller_stat cs, d;
 
 	nr_sites = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next) && nr_sites < MAX_CALLERS) {
-		key = next;
-		prev = &key;
-		s = &sites[nr_sites];
-		if (key.kind >= NR_CALLER_KINDS || bpf_map_lookup_elem(fd, &key, &s->cs))
+	for (int e = 0; e < n; e++) {
+		struct site *s = NULL;
+		int row;
+
+		key = site_keys[e];
+		cs = site_vals[e];
+		if (key.kind >= NR_CALLER_KINDS)
 			continue;
+		caller_delta(&key, &cs, &d);
+		row = row_of_key(key.lock);
+		if (row < 0)
+			continue;
+		for (int i = 0; i < nr_sites && !s; i++)
+			if (sites[i].row == row && sites[i].key.kind == key.kind &&
+			    sites[i].key.caller == key.caller && sites[i].key.parent == key.parent)
+				s = &sites[i];
+		if (s) {
+			s->cs.count += cs.count;
+			s->cs.total_ns += cs.total_ns;
+			s->d.count += d.count;
+			s->d.total_ns += d.total_ns;
+			continue;
+		}
+		if (nr_sites >= MAX_CALLERS)
+			continue;
+		s = &sites[nr_sites++];
 		s->key = key;
+		s->row = row;
+		s->cs = cs;
+		s->d = d;
 		ksyms__format(ksyms, key.caller, s->sym, sizeof(s->sym));
 		if (key.parent)
 			ksyms__format(ksyms, key.parent, s->from, sizeof(s->from));
 		else
 			snprintf(s->from, sizeof(s->from), "?");
-		caller_delta(&key, &s->cs, &s->d);
-		nr_sites++;
 	}
 	qsort(sites, nr_sites, sizeof(sites[0]), site_cmp);
 }
 
-/*
- * The function of @lock's busiest site of @kind this interval ("-" if none
- * fired), into @buf: the table's WRITER and READER columns.
- */
-static const char *top_site(unsigned long long lock, unsigned int kind, char *buf, size_t len)
+/* The busiest site of @kind of @row this interval, or NULL. */
+static const struct site *top_site(int row, unsigned int kind)
 {
-	for (int i = 0; i < nr_sites; i++) {
-		const struct site *s = &sites[i];
+	for (int i = 0; i < nr_sites; i++)
+		if (sites[i].row == row && sites[i].key.kind == kind && sites[i].d.count)
+			return &sites[i];
+	return NULL;
+}
 
-		/* Sorted by count within (lock, kind): the first is the busiest. */
-		if (s->key.lock != lock || s->key.kind != kind || !s->d.count)
-			continue;
+/*
+ * The table's WRITER and READER, JSON's top_writer and top_reader: the
+ * function of the busiest site this interval (with -w or -c), else of the
+ * first site seen; for the reader, where reads retried, else waited.
+ */
+static const char *top_func(const struct row *r, bool writer, const struct ksyms *ksyms,
+			    char *buf, size_t len)
+{
+	const struct site *s;
+	const char *f;
+
+	if (env.wide || env.per_caller) {
+		s = top_site(r - rows, writer ? CALLER_WRITE : CALLER_RETRY);
+		if (!s && !writer)
+			s = top_site(r - rows, CALLER_WAIT);
+		if (!s)
+			return "-";
 		snprintf(buf, len, "%.*s", (int)strcspn(s->sym, "+"), s->sym);
 		return buf;
 	}
-	return "-";
+	f = func_of(ksyms, writer ? r->st.writer : r->st.reader, buf, len);
+	return f ? f : "-";
 }
 
-static void print_callers(const struct row *r)
+/* ------------------------------------------------------------------------
+ * Output: one printer per mode.
+ */
+
+struct interval {
+	char ts[32];
+	struct timespec now;
+	double dt;
+	int n, shown;			/* rows; rows shown */
+	const struct ksyms *ksyms;
+};
+
+/* A JSON string, escaped. */
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* Print @s in @width display columns (a "≥" is one column, three bytes). */
+static void cell(const char *s, int width, bool left)
+{
+	int cols = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		cols += (*p & 0xc0) != 0x80;
+	if (!left)
+		printf("%*s", width > cols ? width - cols : 0, "");
+	fputs(s, stdout);
+	if (left)
+		printf("%*s", width > cols ? width - cols : 0, "");
+}
+
+/* A histogram's bucket at @pct as a cell: "<8K" (below), "=0", or "-" if empty. */
+static void pct_str(const struct hist *h, int pct, char *buf, size_t len)
+{
+	int slot = hist_percentile(h->slots, MAX_SLOTS, pct);
+
+	if (slot < 0) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	buf[0] = slot < 2 ? '=' : '<';
+	snprint_slot_bound(buf + 1, len - 1, slot < 2 ? (unsigned long long)slot :
+			   hist_slot_max(slot) + 1);
+}
+
+/*
+ * The time readers lost: every wait timed (exact), and per joined retry
+ * the colliding write's begin to the retry, or on series v3 a retried
+ * frlock read's first retry to its success (lower bounds). @bound: the
+ * figure is a lower bound (it holds a bound, or events not timed).
+ */
+static unsigned long long lost_ns(const struct lock_stat *d, bool *bound)
+{
+	*bound = d->retries > 0 || d->waits_timed < d->waits;
+	return d->wait_ns_sum + d->retry_lb_ns_sum + d->lost_ns_sum;
+}
+
+/* The distribution of the same, per reader that lost time. */
+static void lost_hist(const struct lock_stat *d, struct hist *h)
+{
+	for (int k = 0; k < MAX_SLOTS; k++)
+		h->slots[k] = d->wait_ns.slots[k] + d->retry_lb_ns.slots[k] + d->lost_ns.slots[k];
+}
+
+/* A duration per second as a cell: "≥1.2ms". */
+static void rate_str(double ns, bool bound, char *buf, size_t len)
+{
+	const char *ge = bound ? "≥" : "";
+
+	if (ns < 1e3)
+		snprintf(buf, len, "%s%.0fns", ge, ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%s%.*fus", ge, ns < 1e5 ? 1 : 0, ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%s%.*fms", ge, ns < 1e8 ? 1 : 0, ns / 1e6);
+	else
+		snprintf(buf, len, "%s%.2fs", ge, ns / 1e9);
+}
+
+/* The p99 of the time lost: "<64K" if exact, "≥32K" (the bucket's floor) if a bound. */
+static void lost99_str(const struct lock_stat *d, char *buf, size_t len)
+{
+	struct hist h;
+	int slot;
+
+	lost_hist(d, &h);
+	slot = hist_percentile(h.slots, MAX_SLOTS, 99);
+	if (slot < 0) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (d->retry_lb_ns_sum || d->lost_ns_sum) {
+		snprintf(buf, len, "≥");
+		snprint_slot_bound(buf + 3, len - 3, hist_slot_min(slot));
+		return;
+	}
+	pct_str(&h, 99, buf, len);
+}
+
+/* A name in @width columns: its head and its tail, "hrtimer_~.clock_base[1].seq". */
+static const char *short_label(const char *label, int width, char *buf, size_t len)
+{
+	int n = strlen(label);
+
+	if (n <= width)
+		return label;
+	snprintf(buf, len, "%.8s~%s", label, label + n - (width - 9));
+	return buf;
+}
+
+static void print_table(const struct interval *iv)
+{
+	char c[64], wbuf[128], rbuf[128];
+
+	if (env.timestamp)
+		printf("%s\n", iv->ts);
+	if (!iv->n) {
+		printf("(no lock activity%s%s)\n\n", env.name ? " on " : "", env.name ? env.name : "");
+		return;
+	}
+	printf("%-27s %-8s %8s %6s %6s %6s %7s %7s %8s %7s", "LOCK", "KIND", "WRITES/s",
+	       "HOLD50", "HOLD99", "MAX", "RETRY/s", "WAIT/s", "LOST/s", "LOST99");
+	if (env.wide || env.per_caller)
+		printf(" %-26s %s", "WRITER", "READER");
+	printf("\n");
+	for (int i = 0; i < iv->shown; i++) {
+		const struct row *r = &rows[i];
+		unsigned int cap = caps[r->kind];
+		bool bound;
+		double lost = lost_ns(&r->d, &bound) / iv->dt;
+
+		printf("%-27s %-8s %8.1f", short_label(r->label, 27, c, sizeof(c)),
+		       kind_name(r->kind), r->d.writes / iv->dt);
+		pct_str(&r->d.hold_ns, 50, c, sizeof(c));
+		printf(" %6s", c);
+		pct_str(&r->d.hold_ns, 99, c, sizeof(c));
+		printf(" %6s", c);
+		pct_str(&r->d.hold_ns, 100, c, sizeof(c));
+		printf(" %6s %7.1f", c, r->d.retries / iv->dt);
+		if (cap & CAP_WAITS)
+			printf(" %7.1f ", r->d.waits / iv->dt);
+		else
+			printf(" %7s ", "-");
+		rate_str(lost, bound, c, sizeof(c));
+		cell(c, 8, false);
+		putchar(' ');
+		lost99_str(&r->d, c, sizeof(c));
+		cell(c, 7, false);
+		if (env.wide || env.per_caller)
+			printf(" %-26s %s", top_func(r, true, iv->ksyms, wbuf, sizeof(wbuf)),
+			       top_func(r, false, iv->ksyms, rbuf, sizeof(rbuf)));
+		printf("\n");
+	}
+	if (iv->shown < iv->n)
+		printf("(%d more lock%s: -n %d shows them)\n", iv->n - iv->shown,
+		       iv->n - iv->shown > 1 ? "s" : "", iv->n);
+	printf("\n");
+}
+
+/* -c as text: per row, its sites with their callers. */
+static void print_sites_text(int row)
 {
 	bool header = false;
-	const char *kind;
 
 	for (int i = 0; i < nr_sites; i++) {
 		const struct site *s = &sites[i];
 
-		if (s->key.lock != r->key || !s->d.count)
+		if (s->row != row || !s->d.count)
 			continue;
-		kind = caller_kinds[s->key.kind];
-		if (env.json) {
-			printf("{\"type\":\"frlockstat_caller\",\"lock\":\"%s\",\"lock_kind\":\"%s\","
-			       "\"kind\":\"%s\",\"caller\":\"%s\",\"count\":%llu,\"total_ns\":%llu,"
-			       "\"count_total\":%llu,\"from\":\"%s\"}\n",
-			       r->label, kind_name(r->st.kind), kind, s->sym, s->d.count,
-			       s->d.total_ns, s->cs.count, s->from);
-			continue;
-		}
 		if (!header) {
-			printf("  %-10s %-30s %-30s %8s %9s\n", "SITE", "CALLER", "FROM",
-			       "COUNT", "AVG_NS");
+			printf("%s:\n  %-10s %-30s %-30s %8s %9s %12s\n", rows[row].label, "SITE",
+			       "CALLER", "FROM", "COUNT", "AVG_NS", "TOTAL_NS");
 			header = true;
 		}
-		printf("  %-10s %-30.30s %-30.30s %8llu %9llu\n", kind, s->sym, s->from,
-		       s->d.count, s->d.total_ns / s->d.count);
+		printf("  %-10s %-30.30s %-30.30s %8llu %9llu %12llu\n", caller_kinds[s->key.kind],
+		       s->sym, s->from, s->d.count, s->d.total_ns / s->d.count, s->d.total_ns);
 	}
+	if (header)
+		printf("\n");
+}
+
+static void print_text_pct(const struct hist *h)
+{
+	static const char *const names[] = { "p50", "p99", "max" };
+	static const int pcts[] = { 50, 99, 100 };
+	char c[32];
+
+	if (hist_percentile(h->slots, MAX_SLOTS, 100) < 0)
+		return;
+	for (int i = 0; i < 3; i++) {
+		pct_str(h, pcts[i], c, sizeof(c));
+		printf("  %s %c %s", names[i], c[0], c + 1);
+	}
+	printf("\n");
+}
+
+static void print_hist(const char *title, const struct hist *h, const char *unit)
+{
+	printf(" %s:\n", title);
+	print_log2_hist(stdout, h->slots, MAX_SLOTS, unit);
+	print_text_pct(h);
+}
+
+static void print_hists(const struct interval *iv)
+{
+	if (env.timestamp)
+		printf("%s\n", iv->ts);
+	if (!iv->n)
+		printf("(no lock activity%s%s)\n\n", env.name ? " on " : "", env.name ? env.name : "");
+	for (int i = 0; i < iv->shown; i++) {
+		const struct row *r = &rows[i];
+		unsigned int cap = caps[r->kind];
+
+		printf("lock %s (%s): %llu writes, %llu retries", r->label, kind_name(r->kind),
+		       r->d.writes, r->d.retries);
+		if (cap & CAP_WAITS)
+			printf(", %llu waits", r->d.waits);
+		if (cap & CAP_READ_DONE)
+			printf(", %llu reads retried", r->d.retried_reads);
+		printf("\n");
+		print_hist("writer hold time (ns)", &r->d.hold_ns, "hold");
+		if (cap & CAP_WAITS)
+			print_hist("reader wait, to the end of the write waited for (ns)",
+				   &r->d.wait_ns, "wait");
+		if (cap & CAP_JOIN)
+			print_hist("reader time lost to a retry, at least (ns, the colliding "
+				   "write's begin to the retry)", &r->d.retry_lb_ns, "retry");
+		if (cap & CAP_READ_DONE) {
+			print_hist("retries per retried read", &r->d.retries_per_read, "retry");
+			print_hist("time lost to retries per read (ns, first retry to success)",
+				   &r->d.lost_ns, "retry");
+		}
+		if (env.per_caller)
+			print_sites_text(i);
+		printf("\n");
+	}
+}
+
+static void json_hist(const char *name, const struct hist *h)
+{
+	int p50 = hist_percentile(h->slots, MAX_SLOTS, 50);
+	int p99 = hist_percentile(h->slots, MAX_SLOTS, 99);
+	int max = hist_percentile(h->slots, MAX_SLOTS, 100);
+
+	printf(",\"%s\":", name);
+	print_json_hist(stdout, h->slots, MAX_SLOTS);
+	if (max < 0)
+		printf(",\"%s_pct\":null", name);
+	else
+		printf(",\"%s_pct\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu}", name,
+		       hist_slot_max(p50), hist_slot_max(p99), hist_slot_max(max));
+}
+
+/* -c -j: per row, its sites, before the row's own record. */
+static void print_sites_json(int row)
+{
+	const struct row *r = &rows[row];
+
+	for (int i = 0; i < nr_sites; i++) {
+		const struct site *s = &sites[i];
+
+		if (s->row != row || !s->d.count)
+			continue;
+		printf("{\"type\":\"frlockstat_caller\",\"v\":%d,\"lock\":", SCHEMA_VERSION);
+		json_str(r->label);
+		printf(",\"lock_kind\":\"%s\",\"kind\":\"%s\",\"caller\":", kind_name(r->kind),
+		       caller_kinds[s->key.kind]);
+		json_str(s->sym);
+		printf(",\"count\":%llu,\"total_ns\":%llu,\"count_total\":%llu,"
+		       "\"total_ns_total\":%llu,\"from\":", s->d.count, s->d.total_ns, s->cs.count,
+		       s->cs.total_ns);
+		json_str(s->from);
+		printf("}\n");
+	}
+}
+
+static void print_json(const struct interval *iv)
+{
+	char wbuf[128], rbuf[128];
+
+	for (int i = 0; i < iv->shown; i++) {
+		const struct row *r = &rows[i];
+		const struct lock_stat *d = &r->d, *t = &r->st;
+		unsigned int cap = caps[r->kind];
+		bool bound;
+		unsigned long long lost = lost_ns(d, &bound);
+
+		if (env.per_caller)
+			print_sites_json(i);
+		printf("{\"type\":\"frlockstat\",\"v\":%d,\"time\":\"%s\",\"ts\":%lld.%03ld,"
+		       "\"interval_s\":%ld,\"dt\":%.3f,\"lock\":", SCHEMA_VERSION, iv->ts,
+		       (long long)iv->now.tv_sec, iv->now.tv_nsec / 1000000, env.interval, iv->dt);
+		json_str(r->label);
+		printf(",\"kind\":\"%s\",\"naming\":\"%s\",\"class\":%s,\"addr\":", kind_name(r->kind),
+		       abi == ABI_V3 && r->kind == KIND_FRLOCK ? "event" : naming_names[r->naming],
+		       r->class ? "true" : "false");
+		if (r->class)
+			printf("null");
+		else
+			printf("\"0x%llx\"", r->addr);
+		printf(",\"writes\":%llu,\"retries\":%llu", d->writes, d->retries);
+		if (cap & CAP_WAITS)
+			printf(",\"waits\":%llu,\"waits_joined\":%llu,\"wait_ns_sum\":%llu",
+			       d->waits, d->waits_timed, d->wait_ns_sum);
+		if (cap & CAP_JOIN)
+			printf(",\"retries_joined\":%llu,\"retry_lost_lb_ns\":%llu",
+			       d->retries_joined, d->retry_lb_ns_sum);
+		/* Series v3: v1's fields, frlock's only meaningful (0 and [] for seqcount). */
+		if (abi == ABI_V3)
+			printf(",\"retried_reads\":%llu,\"lost_ns_sum\":%llu", d->retried_reads,
+			       d->lost_ns_sum);
+		printf(",\"hold_ns_sum\":%llu,\"lost\":{\"ns\":%llu,\"bound\":%s}", d->hold_ns_sum,
+		       lost, bound ? "true" : "false");
+		printf(",\"top_writer\":");
+		json_str(top_func(r, true, iv->ksyms, wbuf, sizeof(wbuf)));
+		printf(",\"top_reader\":");
+		json_str(top_func(r, false, iv->ksyms, rbuf, sizeof(rbuf)));
+		printf(",\"total\":{\"writes\":%llu,\"retries\":%llu", t->writes, t->retries);
+		if (cap & CAP_WAITS)
+			printf(",\"waits\":%llu,\"waits_joined\":%llu", t->waits, t->waits_timed);
+		if (cap & CAP_JOIN)
+			printf(",\"retries_joined\":%llu", t->retries_joined);
+		if (abi == ABI_V3)
+			printf(",\"retried_reads\":%llu", t->retried_reads);
+		printf("}");
+		json_hist("hold_ns", &d->hold_ns);
+		if (cap & CAP_WAITS)
+			json_hist("wait_ns", &d->wait_ns);
+		if (cap & CAP_JOIN)
+			json_hist("retry_lb_ns", &d->retry_lb_ns);
+		if (abi == ABI_V3) {
+			json_hist("retries_per_read", &d->retries_per_read);
+			json_hist("lost_ns", &d->lost_ns);
+		}
+		printf("}\n");
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Lost events, -L that matched nothing, the interval.
+ */
+
+static unsigned long long drops_total(struct frlockstat_bpf *obj, int reason)
+{
+	unsigned long long n = 0;
+
+	for (int m = 0; m < NR_DROP_MAPS; m++)
+		for (int r = 0; r < NR_DROP_REASONS; r++)
+			if (reason < 0 || r == reason)
+				n += obj->bss->drops[m][r];
+	return n;
+}
+
+/*
+ * Events lost to a failed map update: how many, how (the map was full,
+ * or busy: an update of it interrupted on that CPU; else the last
+ * error), and in which map. Never silent: said whenever the count grew.
+ */
+static void report_drops(struct frlockstat_bpf *obj, const char *ts)
+{
+	static unsigned long long reported;
+	unsigned long long drops = drops_total(obj, -1);
+	char list[512] = "";
+	size_t len = 0;
+
+	if (drops == reported)
+		return;
+	reported = drops;
+	for (int m = 0; m < NR_DROP_MAPS; m++) {
+		unsigned long long n = 0;
+
+		for (int r = 0; r < NR_DROP_REASONS; r++)
+			n += obj->bss->drops[m][r];
+		if (n && len < sizeof(list))
+			len += snprintf(list + len, sizeof(list) - len, "%s%s %llu", len ? ", " : "",
+					drop_map_names[m], n);
+	}
+	fprintf(stderr, "frlockstat: %llu events lost so far, a map update failed (%s): "
+		"%llu full, %llu busy, %llu other (last error %s)\n", drops, list,
+		drops_total(obj, DROP_FULL), drops_total(obj, DROP_BUSY),
+		drops_total(obj, DROP_OTHER), errname((int)obj->bss->drop_last_err));
+	if (!env.json)
+		return;
+	printf("{\"type\":\"frlockstat_drops\",\"v\":%d,\"time\":\"%s\",\"drops\":%llu,"
+	       "\"full\":%llu,\"busy\":%llu,\"other\":%llu,\"last_error\":%lld,"
+	       "\"last_error_name\":\"%s\",\"ends_unmatched\":%llu,\"by_map\":{", SCHEMA_VERSION,
+	       ts, drops, drops_total(obj, DROP_FULL), drops_total(obj, DROP_BUSY),
+	       drops_total(obj, DROP_OTHER), (long long)obj->bss->drop_last_err,
+	       errname((int)obj->bss->drop_last_err), (unsigned long long)obj->bss->ends_unmatched);
+	for (int m = 0; m < NR_DROP_MAPS; m++) {
+		printf("%s\"%s\":{", m ? "," : "", drop_map_names[m]);
+		for (int r = 0; r < NR_DROP_REASONS; r++)
+			printf("%s\"%s\":%llu", r ? "," : "", drop_reason_names[r],
+			       (unsigned long long)obj->bss->drops[m][r]);
+		printf("}");
+	}
+	printf("}}\n");
+}
+
+/*
+ * The kernel does not run a program that would nest in itself on one CPU
+ * (an event in an interrupt while the same program runs in the task it
+ * interrupted): it counts a recursion miss instead. Those events are lost
+ * to frlockstat, so it says how many, per event, as it does for a full map.
+ */
+static void report_missed(struct frlockstat_bpf *obj, const char *ts)
+{
+	static unsigned long long reported;
+	unsigned long long total = 0;
+	struct bpf_program *prog;
+	char list[512] = "";
+	size_t len = 0;
+
+	bpf_object__for_each_program(prog, obj->obj) {
+		struct bpf_prog_info info = {};
+		__u32 info_len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+		const char *event = strchr(bpf_program__section_name(prog), '/') + 1;
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &info_len))
+			continue;
+		if (textfile)
+			textfile_add_missed(textfile, event, info.recursion_misses);
+		if (!info.recursion_misses)
+			continue;
+		total += info.recursion_misses;
+		if (len < sizeof(list))
+			len += snprintf(list + len, sizeof(list) - len, "%s\"%s\":%llu",
+					len ? "," : "", event,
+					(unsigned long long)info.recursion_misses);
+	}
+	if (total == reported)
+		return;
+	fprintf(stderr, "frlockstat: %llu events missed so far: they fired while the same "
+		"program ran on that CPU\n", total);
+	if (env.json)
+		printf("{\"type\":\"frlockstat_missed\",\"v\":%d,\"time\":\"%s\",\"missed\":%llu,"
+		       "\"by_event\":{%s}}\n", SCHEMA_VERSION, ts, total, list);
+	reported = total;
+}
+
+/* The names of the instances a -L left out, seen so far (for the one line). */
+static char unmatched[1024];
+static size_t unmatched_len;
+
+static void note_unmatched(const char *label, unsigned int kind)
+{
+	char item[LABEL_LEN + 16];
+
+	snprintf(item, sizeof(item), "%s (%s)", label, kind_name(kind));
+	if (strstr(unmatched, item) || unmatched_len + strlen(item) + 3 >= sizeof(unmatched))
+		return;
+	unmatched_len += snprintf(unmatched + unmatched_len, sizeof(unmatched) - unmatched_len,
+				  "%s%s", unmatched_len ? ", " : "", item);
+}
+
+/* The instances a filter in the BPF programs left out. */
+static void collect_seen(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
+{
+	int fd = bpf_map__fd(obj->maps.seen);
+	unsigned long long key, next, *prev = NULL;
+	struct lock_stat st;
+	char label[LABEL_LEN];
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &st))
+			continue;
+		label_of(&st, ksyms, label, sizeof(label));
+		note_unmatched(label, st.kind);
+	}
+}
+
+static bool matched;		/* some instance passed the filters */
+static bool told;		/* the unmatched line was printed */
+
+static void report_unmatched(void)
+{
+	fprintf(stderr, "frlockstat: no lock matches -L %s%s%s; seen so far: %s\n", env.name,
+		env.kind ? " -k " : "", env.kind ? kind_name(env.kind) : "",
+		unmatched_len ? unmatched : "none yet");
+	told = true;
+}
+
+/*
+ * -L 0xADDR: one address, applied by the BPF programs before they count
+ * anything. -L NAME: a row's name (rename_lock, dentry.d_seq), or the
+ * start of one up to a member or offset (hrtimer_bases keeps every
+ * hrtimer_bases.clock_base[N].seq), or on series v3 the events' name;
+ * applied here to what the programs counted.
+ */
+static void resolve_filter(void)
+{
+	unsigned long long addr;
+	char *end;
+
+	if (!env.name)
+		return;
+	if (strncmp(env.name, "0x", 2)) {
+		env.by_label = true;
+		return;
+	}
+	errno = 0;
+	addr = strtoull(env.name, &end, 16);
+	if (errno || *end || !addr) {
+		fprintf(stderr, "frlockstat: invalid lock address '%s'\n"
+			"Try `frlockstat --help' or `frlockstat --usage' for more information.\n",
+			env.name);
+		exit(2);
+	}
+	env.addr = addr;
+}
+
+/* Does the row name @label (or the events' @evname) pass -L? */
+static bool label_matches(const char *label, const char *evname)
+{
+	size_t n = strlen(env.name);
+
+	if (!strncmp(label, env.name, n) && strchr("\0.[+", label[n]))
+		return true;
+	return abi == ABI_V3 && !strcmp(evname, env.name);
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->d.retries != y->d.retries)
+		return x->d.retries < y->d.retries ? 1 : -1;
+	if (x->d.writes != y->d.writes)
+		return x->d.writes < y->d.writes ? 1 : -1;
+	return strcmp(x->label, y->label);
+}
+
+/*
+ * The rows of this interval: every instance, named, its difference
+ * taken, merged by name; -L by name applied here.
+ */
+static unsigned long long stat_keys[MAX_LOCKS];
+static struct lock_stat stat_vals[MAX_LOCKS];
+
+static void collect_rows(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
+{
+	int n = map_read_all(bpf_map__fd(obj->maps.stats), stat_keys, sizeof(stat_keys[0]),
+			     stat_vals, sizeof(stat_vals[0]), env.max_locks);
+	unsigned long long key;
+	struct lock_stat st, d;
+	char label[LABEL_LEN];
+
+	nr_rows = nr_entries = 0;
+	for (int e = 0; e < n && nr_entries < MAX_LOCKS; e++) {
+		struct row *r = NULL;
+		int i;
+
+		key = stat_keys[e];
+		st = stat_vals[e];
+		/* The BPF side counts each write once, in its hold time's bucket. */
+		st.writes = 0;
+		for (int k = 0; k < MAX_SLOTS; k++)
+			st.writes += st.hold_ns.slots[k];
+		lock_delta(key, &st, &d);
+		cached_label(key, &st, ksyms, label, sizeof(label));
+		if (env.by_label && !label_matches(label, st.name)) {
+			note_unmatched(label, st.kind);
+			continue;
+		}
+		for (i = 0; i < nr_rows && !r; i++)
+			if (rows[i].kind == st.kind && !strcmp(rows[i].label, label))
+				r = &rows[i];
+		if (r) {
+			stat_add(&r->st, &st);
+			stat_add(&r->d, &d);
+			r->class = true;
+		} else {
+			r = &rows[nr_rows++];
+			memset(r, 0, sizeof(*r));
+			snprintf(r->label, sizeof(r->label), "%s", label);
+			r->kind = st.kind;
+			r->naming = st.naming;
+			r->class = st.naming == NAMING_PERCPU || st.naming == NAMING_SLAB;
+			r->addr = st.lock;
+			r->st = st;
+			r->d = d;
+		}
+		entries[nr_entries].key = key;
+		entries[nr_entries++].row = r - rows;
+	}
+}
+
+/* Sort the rows; the entries follow them. */
+static void sort_rows(void)
+{
+	static struct row sorted[MAX_LOCKS];
+	int map[MAX_LOCKS];
+
+	for (int i = 0; i < nr_rows; i++)
+		sorted[i] = rows[i];
+	/* Sort indexes, then apply: the entries keep pointing at their row. */
+	for (int i = 0; i < nr_rows; i++)
+		map[i] = i;
+	for (int i = 1; i < nr_rows; i++)
+		for (int j = i; j > 0 && row_cmp(&sorted[map[j - 1]], &sorted[map[j]]) > 0; j--) {
+			int t = map[j];
+
+			map[j] = map[j - 1];
+			map[j - 1] = t;
+		}
+	for (int i = 0; i < nr_rows; i++)
+		rows[i] = sorted[map[i]];
+	for (int e = 0; e < nr_entries; e++)
+		for (int i = 0; i < nr_rows; i++)
+			if (map[i] == entries[e].row) {
+				entries[e].row = i;
+				break;
+			}
+}
+
+/*
+ * The text's rows: -n, else what fits the terminal (less the timestamp,
+ * the table's header, the line saying what was left out and a blank),
+ * else every lock.
+ */
+static int table_rows(void)
+{
+	struct winsize ws;
+
+	if (env.top)
+		return env.top;
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row > 8)
+		return ws.ws_row - 4 - env.timestamp;
+	return MAX_LOCKS;
+}
+
+static struct timespec last_print;	/* CLOCK_MONOTONIC of the last print */
+
+static void export_page(struct frlockstat_bpf *obj)
+{
+	unsigned long long drops[NR_DROP_MAPS][NR_DROP_REASONS];
+	int err;
+
+	for (int i = 0; i < nr_rows; i++) {
+		textfile_add_lock(textfile, rows[i].label, kind_name(rows[i].kind),
+				  caps[rows[i].kind], &rows[i].st);
+		for (int s = 0; s < nr_sites; s++)
+			if (sites[s].row == i)
+				textfile_add_site(textfile, rows[i].label, sites[s].key.kind,
+						  sites[s].sym, &sites[s].cs);
+	}
+	memcpy(drops, obj->bss->drops, sizeof(drops));
+	textfile_set_lost(textfile, drops, obj->bss->ends_unmatched);
+	err = textfile_commit(textfile);
+	if (err)
+		fprintf(stderr, "frlockstat: cannot write %s: %s\n", env.prom, strerror(-err));
+}
+
+static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
+{
+	struct interval iv = { .ksyms = ksyms };
+	struct timespec mono;
+	int limit;
+
+	clock_gettime(CLOCK_REALTIME, &iv.now);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	/* The interval really covered: the first from the attach, the last to Ctrl-C. */
+	iv.dt = (mono.tv_sec - last_print.tv_sec) + (mono.tv_nsec - last_print.tv_nsec) / 1e9;
+	if (iv.dt <= 0)
+		iv.dt = 1;
+	last_print = mono;
+	strftime(iv.ts, sizeof(iv.ts), "%H:%M:%S", localtime(&iv.now.tv_sec));
+
+	collect_rows(obj, ksyms);
+	sort_rows();
+	if (env.wide || env.per_caller)
+		collect_sites(obj, ksyms);
+	iv.n = nr_rows;
+	matched |= nr_rows > 0;
+	/* Text shows the top rows only; JSON and the textfile have every lock. */
+	limit = env.json ? MAX_LOCKS : table_rows();
+	iv.shown = iv.n < limit ? iv.n : limit;
+	if (env.json)
+		print_json(&iv);
+	else if (env.hist)
+		print_hists(&iv);
+	else
+		print_table(&iv);
+	if (!env.json && !env.hist && env.per_caller)
+		for (int i = 0; i < iv.shown; i++)
+			print_sites_text(i);
+	if (env.name && !env.by_label)
+		collect_seen(obj, ksyms);
+	if (!matched && env.name && !told)
+		report_unmatched();
+	report_drops(obj, iv.ts);
+	report_missed(obj, iv.ts);
+	fflush(stdout);
+	if (textfile)
+		export_page(obj);
 }
 
 /*
@@ -575,423 +1591,11 @@ static struct ksyms *ksyms_refresh(struct ksyms *ksyms)
 	free(modules);
 	modules = now;
 	ksyms__free(ksyms);
+	nr_label_cache = 0;	/* a module came or went: its symbols too */
 	ksyms = ksyms__load();
 	if (!ksyms)
 		fprintf(stderr, "frlockstat: failed to load /proc/kallsyms\n");
 	return ksyms;
-}
-
-/* One histogram's p50, p99 and max as JSON: bucket upper bounds, or null. */
-static void print_json_pct(const char *name, const struct hist *h)
-{
-	int p50 = hist_percentile(h->slots, MAX_SLOTS, 50);
-	int p99 = hist_percentile(h->slots, MAX_SLOTS, 99);
-	int max = hist_percentile(h->slots, MAX_SLOTS, 100);
-
-	if (max < 0) {
-		printf(",\"%s_pct\":null", name);
-		return;
-	}
-	printf(",\"%s_pct\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu}", name,
-	       hist_slot_max(p50), hist_slot_max(p99), hist_slot_max(max));
-}
-
-/* The same as text, as bucket bounds: "p50 < 8K  p99 < 64K  max < 128K". */
-static void print_text_pct(const struct hist *h)
-{
-	static const char *const names[] = { "p50", "p99", "max" };
-	static const int pcts[] = { 50, 99, 100 };
-	int i, slot;
-
-	for (i = 0; i < 3; i++) {
-		slot = hist_percentile(h->slots, MAX_SLOTS, pcts[i]);
-		if (slot < 0)
-			return;
-		printf("  %s %s ", names[i], slot < 2 ? "=" : "<");
-		print_slot_bound(stdout, slot < 2 ? (unsigned long long)slot :
-				 hist_slot_max(slot) + 1);
-	}
-	printf("\n");
-}
-
-static struct timespec last_print;	/* CLOCK_MONOTONIC of the last print */
-
-static void print_interval_start(void)
-{
-	clock_gettime(CLOCK_MONOTONIC, &last_print);
-}
-
-static struct row rows[MAX_LOCKS];
-static bool matched;		/* some instance passed the filters */
-static unsigned long long drops_reported;
-
-static int row_cmp(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	if (x->d.retries != y->d.retries)
-		return x->d.retries < y->d.retries ? 1 : -1;
-	if (x->d.writes != y->d.writes)
-		return x->d.writes < y->d.writes ? 1 : -1;
-	return strcmp(x->label, y->label);
-}
-
-/* A histogram's bucket bound at @pct as a table cell: "<8K", "=0" or "-". */
-static void print_pct_cell(const struct hist *h, int pct, int width)
-{
-	int slot = hist_percentile(h->slots, MAX_SLOTS, pct);
-	char cell[32];
-	FILE *f;
-
-	if (slot < 0) {
-		printf(" %*s", width, "-");
-		return;
-	}
-	f = fmemopen(cell, sizeof(cell), "w");
-	if (!f)
-		return;
-	fputs(slot < 2 ? "=" : "<", f);
-	print_slot_bound(f, slot < 2 ? (unsigned long long)slot : hist_slot_max(slot) + 1);
-	fclose(f);
-	printf(" %*s", width, cell);
-}
-
-/*
- * The reader site shown in the table: where reads retried, or for a
- * seqcount with no retry this interval, where readers waited.
- */
-static const char *top_reader(const struct row *r, char *buf, size_t len)
-{
-	const char *site = top_site(r->key, CALLER_RETRY, buf, len);
-
-	if (r->st.kind == KIND_SEQCOUNT && !strcmp(site, "-"))
-		site = top_site(r->key, CALLER_WAIT, buf, len);
-	return site;
-}
-
-static void print_table(const struct row *r, int n, double dt)
-{
-	char wbuf[128], rbuf[128];
-
-	printf("%-22s %-8s %9s %7s %7s %7s %9s %9s %9s %7s %7s %-24s %s\n", "LOCK", "KIND",
-	       "WRITES/s", "HOLD50", "HOLD99", "MAX", "RETRIES/s", "WAITS/s", "RETRIED/s",
-	       "LOST50", "LOST99", "WRITER", "READER");
-	for (int i = 0; i < n; i++, r++) {
-		bool fr = r->st.kind != KIND_SEQCOUNT;
-
-		printf("%-22.22s %-8s %9.1f", r->label, kind_name(r->st.kind), r->d.writes / dt);
-		print_pct_cell(&r->d.hold_ns, 50, 7);
-		print_pct_cell(&r->d.hold_ns, 99, 7);
-		print_pct_cell(&r->d.hold_ns, 100, 7);
-		printf(" %9.1f", r->d.retries / dt);
-		if (fr)
-			printf(" %9s %9.1f", "-", r->d.retried_reads / dt);
-		else
-			printf(" %9.1f %9s", r->d.waits / dt, "-");
-		if (fr) {
-			print_pct_cell(&r->d.lost_ns, 50, 7);
-			print_pct_cell(&r->d.lost_ns, 99, 7);
-		} else {
-			printf(" %7s %7s", "-", "-");
-		}
-		printf(" %-24.24s %s\n", top_site(r->key, CALLER_WRITE, wbuf, sizeof(wbuf)),
-		       top_reader(r, rbuf, sizeof(rbuf)));
-	}
-}
-
-static void print_hists(const struct row *r)
-{
-	printf("lock %s (%s): %llu writes, %llu reads retried (%llu retries)",
-	       r->label, kind_name(r->st.kind), r->d.writes, r->d.retried_reads, r->d.retries);
-	if (r->st.kind == KIND_SEQCOUNT)
-		printf(", %llu waits", r->d.waits);
-	printf("\n writer hold time (ns):\n");
-	print_log2_hist(stdout, r->d.hold_ns.slots, MAX_SLOTS, "hold");
-	print_text_pct(&r->d.hold_ns);
-	if (r->st.kind == KIND_SEQCOUNT)
-		return;		/* seqcount readers keep no per-read state */
-	printf(" retries per retried read:\n");
-	print_log2_hist(stdout, r->d.retries_per_read.slots, MAX_SLOTS, "retry");
-	print_text_pct(&r->d.retries_per_read);
-	printf(" time lost to retries per read (ns, first retry to success):\n");
-	print_log2_hist(stdout, r->d.lost_ns.slots, MAX_SLOTS, "retry");
-	print_text_pct(&r->d.lost_ns);
-}
-
-static void print_json(const struct row *r, const char *ts, const struct timespec *now,
-		       double dt)
-{
-	char wbuf[128], rbuf[128];
-
-	printf("{\"type\":\"frlockstat\",\"time\":\"%s\",\"ts\":%lld.%03ld,"
-	       "\"interval_s\":%ld,\"dt\":%.3f,\"lock\":\"%s\",\"kind\":\"%s\",\"name\":\"%s\","
-	       "\"class\":%s,\"addr\":\"0x%llx\","
-	       "\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu,\"waits\":%llu,"
-	       "\"retries_joined\":%llu,",
-	       ts, (long long)now->tv_sec, now->tv_nsec / 1000000, env.interval, dt,
-	       r->label, kind_name(r->st.kind), r->st.name, r->st.is_class ? "true" : "false",
-	       r->st.lock, r->d.writes, r->d.retried_reads, r->d.retries, r->d.waits, r->d.joined);
-	printf("\"waits_joined\":%llu,\"retry_lost_lb_ns\":%llu,\"top_writer\":\"%s\","
-	       "\"top_reader\":\"%s\",", r->d.waits_joined, r->d.joined_ns_sum,
-	       top_site(r->key, CALLER_WRITE, wbuf, sizeof(wbuf)), top_reader(r, rbuf, sizeof(rbuf)));
-	printf("\"total\":{\"writes\":%llu,\"retried_reads\":%llu,\"retries\":%llu,\"waits\":%llu},",
-	       r->st.writes, r->st.retried_reads, r->st.retries, r->st.waits);
-	printf("\"hold_ns\":");
-	print_json_hist(stdout, r->d.hold_ns.slots, MAX_SLOTS);
-	printf(",\"retries_per_read\":");
-	print_json_hist(stdout, r->d.retries_per_read.slots, MAX_SLOTS);
-	printf(",\"lost_ns\":");
-	print_json_hist(stdout, r->d.lost_ns.slots, MAX_SLOTS);
-	print_json_pct("hold_ns", &r->d.hold_ns);
-	print_json_pct("retries_per_read", &r->d.retries_per_read);
-	print_json_pct("lost_ns", &r->d.lost_ns);
-	printf("}\n");
-}
-
-/*
- * -L NAME that matched nothing: say what there is (the instances the
- * filters left out), once an interval went by without a match and at the
- * end, rather than print empty intervals in silence.
- */
-static void report_unmatched(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
-{
-	int fd = bpf_map__fd(obj->maps.seen);
-	unsigned long long key, next, *prev = NULL;
-	struct lock_stat st;
-	char buf[128], list[1024] = "";
-	size_t len = 0;
-	int n = 0;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &st))
-			continue;
-		if (len < sizeof(list) - 1)
-			len += snprintf(list + len, sizeof(list) - len, "%s%s (%s)", n ? ", " : "",
-					label_of(&st, ksyms, buf, sizeof(buf)), kind_name(st.kind));
-		n++;
-	}
-	fprintf(stderr, "frlockstat: no lock matches -L %s%s%s; seen so far: %s\n",
-		env.name, env.kind ? " -k " : "", env.kind ? kind_name(env.kind) : "",
-		n ? list : "none yet");
-}
-
-static bool told;		/* report_unmatched() ran */
-
-/*
- * Events lost to a failed map update: how many, how (the map was full,
- * or busy: an update of it interrupted on that CPU; else the last
- * error), and in which map. Never silent.
- */
-static void report_drops(struct frlockstat_bpf *obj, const char *ts)
-{
-	static const char *const maps[NR_DROP_MAPS] = {
-		"stats", "callers", "write_start", "read_start",
-	};
-	unsigned long long drops = obj->bss->drops, busy = obj->bss->drops_busy;
-	unsigned long long full = obj->bss->drops_full;
-	char list[256] = "", json[256] = "";
-	size_t len = 0, jlen = 0;
-
-	for (int i = 0; i < NR_DROP_MAPS; i++) {
-		if (!obj->bss->drops_map[i])
-			continue;
-		len += snprintf(list + len, sizeof(list) - len, "%s%s %llu", len ? ", " : "",
-				maps[i], (unsigned long long)obj->bss->drops_map[i]);
-		jlen += snprintf(json + jlen, sizeof(json) - jlen, "%s\"%s\":%llu",
-				 jlen ? "," : "", maps[i], (unsigned long long)obj->bss->drops_map[i]);
-	}
-	fprintf(stderr, "frlockstat: %llu events lost so far, a map update failed (%s): "
-		"%llu map full, %llu map busy, %llu other (last error %lld)\n",
-		drops, list, full, busy, drops - full - busy, (long long)obj->bss->drop_last_err);
-	if (env.json)
-		printf("{\"type\":\"frlockstat_drops\",\"time\":\"%s\",\"drops\":%llu,"
-		       "\"full\":%llu,\"busy\":%llu,\"other\":%llu,\"last_error\":%lld,"
-		       "\"by_map\":{%s}}\n", ts, drops, full, busy, drops - full - busy,
-		       (long long)obj->bss->drop_last_err, json);
-}
-
-/*
- * The kernel does not run a program that would nest in itself on one CPU
- * (an event in an interrupt while the same program runs in the task it
- * interrupted): it counts a recursion miss instead. Those events are lost
- * to frlockstat, so it says how many, per event, as it does for a full map.
- */
-static void report_missed(struct frlockstat_bpf *obj, const char *ts)
-{
-	static unsigned long long reported;
-	unsigned long long total = 0;
-	struct bpf_program *prog;
-	char list[512] = "";
-	size_t len = 0;
-
-	bpf_object__for_each_program(prog, obj->obj) {
-		struct bpf_prog_info info = {};
-		__u32 info_len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &info_len) ||
-		    !info.recursion_misses)
-			continue;
-		total += info.recursion_misses;
-		if (len < sizeof(list) - 1)
-			len += snprintf(list + len, sizeof(list) - len, "%s\"%s\":%llu",
-					len ? "," : "",
-					strchr(bpf_program__section_name(prog), '/') + 1,
-					(unsigned long long)info.recursion_misses);
-	}
-	if (total == reported)
-		return;
-	fprintf(stderr, "frlockstat: %llu events missed so far: they fired while the same "
-		"program ran on that CPU\n", total);
-	if (env.json)
-		printf("{\"type\":\"frlockstat_missed\",\"time\":\"%s\",\"missed\":%llu,"
-		       "\"by_event\":{%s}}\n", ts, total, list);
-	reported = total;
-}
-
-/* -P -c: every site's running totals, for the textfile's site families. */
-static void textfile_sites(const struct row *r)
-{
-	for (int i = 0; i < nr_sites; i++)
-		if (sites[i].key.lock == r->key)
-			textfile_add_site(textfile, r->label, sites[i].key.kind, sites[i].sym,
-					  &sites[i].cs);
-}
-
-/*
- * The text's rows: -n, else what fits the terminal (less the timestamp,
- * the table's header, the line saying what was left out and a blank),
- * else every lock.
- */
-static int table_rows(void)
-{
-	struct winsize ws;
-
-	if (env.top)
-		return env.top;
-	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row > 8)
-		return ws.ws_row - 4 - env.timestamp;
-	return MAX_LOCKS;
-}
-
-static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
-{
-	int fd = bpf_map__fd(obj->maps.stats);
-	unsigned long long key, next, *prev = NULL, drops;
-	struct timespec now, mono;
-	char ts[32];
-	int n = 0, shown, err;
-	double dt;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	/* The interval really covered: the first from the attach, the last to Ctrl-C. */
-	dt = (mono.tv_sec - last_print.tv_sec) + (mono.tv_nsec - last_print.tv_nsec) / 1e9;
-	last_print = mono;
-	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now.tv_sec));
-	while (!bpf_map_get_next_key(fd, prev, &next) && n < MAX_LOCKS) {
-		struct row *r = &rows[n];
-		char buf[128];
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &r->st))
-			continue;
-		r->key = key;
-		lock_delta(key, &r->st, &r->d);
-		snprintf(r->label, sizeof(r->label), "%s",
-			 label_of(&r->st, ksyms, buf, sizeof(buf)));
-		n++;
-	}
-	qsort(rows, n, sizeof(rows[0]), row_cmp);
-	matched |= n > 0;
-	collect_sites(obj, ksyms);
-	/* Text shows the top rows only; JSON and the textfile have every lock. */
-	shown = env.json ? n : n < table_rows() ? n : table_rows();
-	if (!env.json && env.timestamp)
-		printf("%s\n", ts);
-	if (!env.json && !env.hist && n)
-		print_table(rows, shown, dt > 0 ? dt : 1);
-	for (int i = 0; i < n; i++) {
-		struct row *r = &rows[i];
-
-		if (textfile) {
-			struct lock_stat named = r->st;
-
-			snprintf(named.name, sizeof(named.name), "%s", r->label);
-			textfile_add_lock(textfile, kind_name(r->st.kind), &named);
-			if (env.per_caller)
-				textfile_sites(r);
-		}
-		if (i >= shown)
-			continue;
-		/* In JSON the call sites come first: the lock's line closes them. */
-		if (env.per_caller && env.json)
-			print_callers(r);
-		if (env.json)
-			print_json(r, ts, &now, dt);
-		else if (env.hist)
-			print_hists(r);
-		if (env.per_caller && !env.json) {
-			if (!env.hist)
-				printf("%s:\n", r->label);
-			print_callers(r);
-		}
-		if (!env.json && (env.hist || env.per_caller))
-			printf("\n");
-	}
-	if (!env.json && shown < n)
-		printf("(%d more lock%s: -n %d shows them)\n", n - shown, n - shown > 1 ? "s" : "", n);
-	if (!n && !env.json)
-		printf("(no lock activity%s%s)\n", env.name ? " on " : "", env.name ? env.name : "");
-	if (!env.json && !env.hist && !env.per_caller)
-		printf("\n");
-	if (!matched && env.name && !told) {
-		report_unmatched(obj, ksyms);
-		told = true;
-	}
-	drops = obj->bss->drops;
-	if (drops != drops_reported) {
-		report_drops(obj, ts);
-		drops_reported = drops;
-	}
-	report_missed(obj, ts);
-	fflush(stdout);
-	err = textfile ? textfile_commit(textfile) : 0;
-	if (err)
-		fprintf(stderr, "frlockstat: cannot write %s: %s\n", env.prom, strerror(-err));
-}
-
-/*
- * -L NAME: a symbol in the kernel's static data names one lock by its
- * address (rename_lock, jiffies_seq, tk_core), whatever name its users'
- * expressions give it, and the instances whose events bear that name too;
- * "0x..." is an address only; anything else the events' name (tk_core.lock,
- * d_seq). The BPF programs apply it, and -k, before counting anything.
- */
-static int resolve_filter(const struct ksyms *ksyms)
-{
-	unsigned long long addr;
-	char *end;
-
-	if (!env.name)
-		return 0;
-	if (!strncmp(env.name, "0x", 2)) {
-		errno = 0;
-		addr = strtoull(env.name, &end, 16);
-		if (errno || *end || !addr)
-			bad_usage("invalid lock address '%s'", env.name);
-		env.lock = addr;
-		env.lock_is_addr = true;
-		return 0;
-	}
-	/* A symbol's address, and its name too: a class may bear the same name. */
-	addr = ksyms__addr(ksyms, env.name);
-	if (addr >= data_start && addr < data_end)
-		env.lock = addr;
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -1004,45 +1608,50 @@ int main(int argc, char **argv)
 	};
 	struct frlockstat_bpf *obj = NULL;
 	struct ksyms *ksyms = NULL;
+	const char *probe_event;
 	int err;
 
 	/* Whole lines, so that NDJSON shared with another writer never tears. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* argp's own errors: one line saying what is wrong, a pointer to --help, exit 2. */
 	argp_err_exit_status = 2;
-	check_options(argc, argv, opts);
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
 	libbpf_set_print(libbpf_print_fn);
 
-	if (!kernel_has_tracepoint("frlock_write_begin")) {
-		fprintf(stderr, "frlockstat: this kernel has no frlock tracepoints "
-			"(boot the frlock kernel: kernel/build --variant frlock)\n");
+	vmlinux_btf = btf__load_vmlinux_btf();
+	abi = vmlinux_btf ? detect_abi() : ABI_NONE;
+	if (abi == ABI_NONE) {
+		fprintf(stderr, "frlockstat: this kernel has no frlock tracepoints and no seqcount "
+			"ones (boot the frlock kernel: kernel/build --variant frlock)\n");
 		return 2;
 	}
-	has_seqcount = kernel_has_tracepoint("seqcount_write_begin");
-	if (!has_seqcount && env.kind == KIND_SEQCOUNT) {
-		fprintf(stderr, "frlockstat: this kernel has no seqcount tracepoints "
-			"(they come with patch 4 of the series)\n");
+	if ((env.kind == KIND_SEQCOUNT && !has_seqcount) || (env.kind == KIND_FRLOCK && !has_frlock)) {
+		fprintf(stderr, "frlockstat: this kernel has no %s tracepoints\n", kind_name(env.kind));
 		return 2;
 	}
-	/* Symbols name static seqcounts and resolve -L. */
+	caps[KIND_SEQCOUNT] = CAP_WAITS | CAP_JOIN;
+	caps[KIND_FRLOCK] = abi == ABI_V4 ? CAP_WAITS | CAP_JOIN : CAP_READ_DONE;
+	/* Symbols name the locks and resolve -L. */
 	ksyms = ksyms_refresh(NULL);
 	if (!ksyms)
 		return 1;
-	data_start = ksyms__addr(ksyms, "_sdata");
-	data_end = ksyms__addr(ksyms, "_end");
-	resolve_filter(ksyms);
-	obj = env.raw_tp ? NULL : open_and_load(false);
-	if (!obj) {
-		if (!env.raw_tp && env.verbose)
-			fprintf(stderr, "frlockstat: tp_btf unavailable, using raw_tp\n");
-		obj = open_and_load(true);
-		if (!obj) {
-			err = 1;
-			goto cleanup;
+	pcpu_size = ksyms__addr(ksyms, "__per_cpu_end");
+	resolve_filter();
+
+	probe_event = has_frlock ? "frlock_write_begin" : "seqcount_write_begin";
+	if (!env.raw_tp) {
+		err = probe_tp_btf(probe_event);
+		if (err) {
+			fprintf(stderr, "frlockstat: tp_btf cannot load on %s (%s): using raw_tp\n",
+				probe_event, errname(err));
+			env.raw_tp = true;
 		}
 	}
+	err = open_and_load(&obj, env.raw_tp, ksyms);
+	if (err)
+		goto cleanup;
 	if (env.prom) {
 		textfile = textfile_open(env.prom);
 		if (!textfile) {
@@ -1053,15 +1662,16 @@ int main(int argc, char **argv)
 	}
 	err = frlockstat_bpf__attach(obj);
 	if (err) {
-		fprintf(stderr, "frlockstat: failed to attach BPF programs: %d\n", err);
+		fprintf(stderr, "frlockstat: failed to attach BPF programs: %s\n", errname(err));
 		goto cleanup;
 	}
-	print_interval_start();
+	clock_gettime(CLOCK_MONOTONIC, &last_print);
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
 	/* With -j the banner goes to stderr: it tells a script we are attached. */
 	fprintf(env.json ? stderr : stdout, "Tracing %s%s%s... Hit Ctrl-C to end.\n%s",
-		env.kind ? kind_name(env.kind) : has_seqcount ? "frlock and seqcount" : "frlock",
+		env.kind ? kind_name(env.kind) : has_seqcount && has_frlock ? "frlock and seqcount" :
+		has_frlock ? "frlock" : "seqcount",
 		env.name ? " locks matching " : " locks", env.name ? env.name : "",
 		env.json ? "" : "\n");
 	fflush(env.json ? stderr : stdout);
@@ -1075,7 +1685,7 @@ int main(int argc, char **argv)
 	}
 	if (!matched && env.name) {
 		if (!told)
-			report_unmatched(obj, ksyms);
+			report_unmatched();
 		/* A -L that never matched is a failed run (README: -L). */
 		err = 1;
 	}
@@ -1085,5 +1695,6 @@ cleanup:
 	textfile_close(textfile);
 	frlockstat_bpf__destroy(obj);
 	ksyms__free(ksyms);
+	btf__free(vmlinux_btf);
 	return err != 0;
 }

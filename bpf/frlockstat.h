@@ -7,6 +7,8 @@
 #define NAME_LEN	32
 #define MAX_LOCKS	256	/* instances: frlocks, static seqcounts, seqcount classes */
 #define MAX_CALLERS	1024
+#define MAX_CPUS	64	/* per-CPU areas looked at to name a per-CPU lock */
+#define WAITERS		4	/* waits timed per write section (more are counted) */
 
 struct hist {
 	unsigned int slots[MAX_SLOTS];
@@ -18,66 +20,101 @@ enum lock_kind {
 };
 
 /*
+ * How an instance is named, which is also how it is keyed (README, "How a
+ * lock is named"): the kernel image or a module (the symbol), a per-CPU
+ * variable (its symbol, every CPU's copy one row), an object of a slab
+ * cache (the cache and the offset in the object: every dentry's d_seq one
+ * row), else the address itself (named after its first writer).
+ */
+enum naming {
+	NAMING_SYMBOL = 1,
+	NAMING_PERCPU = 2,
+	NAMING_SLAB = 3,
+	NAMING_ADDRESS = 4,
+};
+
+/*
  * Per instance: running totals since frlockstat attached, never cleared
- * (userspace prints the differences). An frlock, or a seqcount in the
- * kernel's static data, is keyed by its address; seqcounts embedded in
- * objects by their name (every dentry's "d_seq" is one instance), through
- * a hash of it: the key is then class_key(name), and @lock the first
- * address seen.
+ * (userspace prints the differences). The key in the stats map is the
+ * address for NAMING_SYMBOL and NAMING_ADDRESS, (offset << 2) | 1 for a
+ * per-CPU variable, a hash of (cache, offset) with the low bits 2 for a
+ * slab object; @lock is the first address seen.
  */
 struct lock_stat {
-	char name[NAME_LEN];
 	unsigned int kind;		/* enum lock_kind */
-	unsigned int is_class;		/* keyed by name, not by address */
-	unsigned long long lock;
-	unsigned long long waits;	/* seqcount: readers that found a write open */
-	unsigned long long joined;	/* seqcount: retries whose write was seen */
-	unsigned long long writes;
-	unsigned long long retried_reads;
+	unsigned int naming;		/* enum naming */
+	unsigned long long lock;	/* the first address seen */
+	unsigned long long where;	/* per-CPU: the offset; slab: the kmem_cache */
+	unsigned int obj_off;		/* slab: offset in the object */
+	unsigned int obj_size;		/* slab: the cache's object size */
+	unsigned int merged;		/* slab: SLUB merged other caches into this one */
+	unsigned int pad;
+	char cache[NAME_LEN];		/* slab: the cache's name */
+	char name[NAME_LEN];		/* series v3 only: the events' name */
+	unsigned long long writer;	/* the first writer site seen */
+	unsigned long long reader;	/* the first reader site seen (retry or wait) */
+	unsigned long long writes;	/* hold_ns's total, added up by userspace */
 	unsigned long long retries;
-	struct hist hold_ns;		/* write_begin to write_end */
-	struct hist retries_per_read;	/* total of each read that retried */
-	struct hist lost_ns;		/* first retry to read_done, per task */
+	unsigned long long waits;	/* readers that found a write open */
+	unsigned long long retries_joined;	/* retries whose colliding write was seen */
+	unsigned long long waits_timed;	/* waits timed to the end of their write */
+	unsigned long long retried_reads;	/* series v3, frlock: reads that retried */
 	unsigned long long hold_ns_sum;	/* the histograms' exact sums */
-	unsigned long long lost_ns_sum;
-	unsigned long long waits_joined;	/* seqcount: waits whose write was seen */
-	unsigned long long joined_ns_sum;	/* seqcount: over the joined retries, write
-						 * begin to retry: a lower bound of the
-						 * time those readers lost */
+	unsigned long long wait_ns_sum;
+	unsigned long long retry_lb_ns_sum;
+	unsigned long long lost_ns_sum;	/* series v3, frlock */
+	struct hist hold_ns;		/* write_begin to write_end */
+	struct hist wait_ns;		/* a wait to the end of the write it waited for */
+	struct hist retry_lb_ns;	/* the colliding write's begin to the retry */
+	struct hist retries_per_read;	/* series v3, frlock: each retried read's retries */
+	struct hist lost_ns;		/* series v3, frlock: first retry to read_done */
 };
 
 enum caller_kind {
 	CALLER_WRITE,		/* write sections per writer site, hold time */
 	CALLER_RETRY,		/* retries per reader site */
-	CALLER_READ,		/* retried reads per reader site, time lost */
-	CALLER_WAIT,		/* seqcount: waits per reader site */
-	CALLER_CAUSED,		/* seqcount: retries per writer site that caused them,
-				 * and write begin to retry (a lower bound of the
-				 * time the reader lost) */
-	CALLER_CAUSED_WAIT,	/* seqcount: waits per writer site that caused them */
+	CALLER_READ,		/* series v3, frlock: retried reads per reader site, time lost */
+	CALLER_WAIT,		/* waits per reader site */
+	CALLER_CAUSED,		/* retries per writer site of the write that collided,
+				 * and that write's begin to the retry (a lower bound
+				 * of the time the reader lost) */
+	CALLER_CAUSED_WAIT,	/* waits per writer site of the write waited for, and
+				 * the time waited */
 	NR_CALLER_KINDS,
 };
 
-/* The maps whose failed updates lose an event: frlockstat counts them. */
+/* The maps (and slots) whose failed update loses an event: counted. */
 enum drop_map {
 	DROP_STATS,		/* a new instance */
 	DROP_CALLERS,		/* a new call site */
-	DROP_WRITE_START,	/* a write section's begin */
-	DROP_READ_START,	/* an frlock read's first retry */
+	DROP_WRITES,		/* a write section's begin */
+	DROP_READ_START,	/* series v3, frlock: a read's first retry */
+	DROP_WAITERS,		/* a wait beyond the WAITERS timed per write */
 	NR_DROP_MAPS,
 };
 
-/* A seqcount write's site, kept per (lock, seq) for the retries it causes. */
+enum drop_reason {
+	DROP_FULL,		/* -E2BIG: the map (or the write's wait slots) was full */
+	DROP_BUSY,		/* -EBUSY: an update of that map interrupted on this CPU */
+	DROP_OTHER,
+	NR_DROP_REASONS,
+};
+
+/* A write section, kept per (lock, seq) for its end and the readers it cost. */
 struct write_key {
 	unsigned long long lock;
-	unsigned int seq;	/* the even count the section opened at */
+	unsigned int seq;	/* the even count the section opened at (series v4) */
 	unsigned int pad;
 };
 
-struct write_site {
-	unsigned long long caller;
-	unsigned long long parent;
+struct write_rec {
+	unsigned long long caller;	/* its begin's site */
+	unsigned long long parent;	/* that site's caller (-c), 0 if unknown */
 	unsigned long long begin_ns;
+	unsigned long long end_ns;	/* 0 while open */
+	unsigned int nwait;		/* waits that found it open */
+	unsigned int pad;
+	unsigned long long wait_ns[WAITERS];	/* their start; 1 once timed */
 };
 
 struct caller_key {
@@ -90,7 +127,7 @@ struct caller_key {
 
 struct caller_stat {
 	unsigned long long count;
-	unsigned long long total_ns;	/* hold time (writers), time lost (reads) */
+	unsigned long long total_ns;	/* hold time, time lost, or its lower bound */
 };
 
 #endif /* __FRLOCKSTAT_H */

@@ -3,6 +3,7 @@
 #ifndef __MAPS_BPF_H
 #define __MAPS_BPF_H
 
+#include <asm-generic/errno.h>
 #include <bpf/bpf_helpers.h>
 
 /*
@@ -23,11 +24,11 @@ bpf_map_lookup_or_try_init_err(void *map, const void *key, const void *init, lon
 	 * (int): before 6.4's "bpf: return long from bpf_map_ops funcs", the
 	 * verifier turns this call into one of the map's int-returning
 	 * update op, so -EEXIST arrives as 0xffffffef with the upper half
-	 * clear, and a 64-bit compare with -17 misses it.
+	 * clear, and a 64-bit compare with -EEXIST misses it.
 	 */
 	err = (int)bpf_map_update_elem(map, key, init, BPF_NOEXIST);
 	*errp = err;
-	if (err && err != -17 /* EEXIST */)
+	if (err && err != -EEXIST)
 		return 0;
 	return bpf_map_lookup_elem(map, key);
 }

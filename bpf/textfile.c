@@ -6,8 +6,13 @@
  * Names follow Prometheus' conventions: base units (seconds), _total on
  * counters, cumulative "le" buckets. A bucket of the log2 layout holds
  * [2^(k-1), 2^k) ns, so its "le" is 2^k - 1 ns: an observation of exactly
- * 2^k ns is not in it. No label carries a kernel address (that would undo
- * KASLR for whoever can scrape): locks are names, sites are symbol+offset.
+ * 2^k ns is not in it. The buckets are trimmed to 2^8 - 1 ns (everything
+ * shorter is in the first) up to 2^27 - 1 ns (134 ms; everything longer is
+ * in +Inf's only), as ebpf_exporter's bucket_min and bucket_max do. No
+ * label carries a kernel address (that would undo KASLR for whoever can
+ * scrape): locks are names, sites are symbol+offset. A series exists only
+ * where the lock's events can tell its value (enum lock_caps): never a
+ * zero that stands for "unknown".
  */
 #define _GNU_SOURCE	/* asprintf */
 #include <errno.h>
@@ -18,10 +23,18 @@
 #include "textfile.h"
 #include "trace_helpers.h"
 
-#define NS	1e-9
+#define NS		1e-9
+#define BUCKET_FIRST	8	/* slots up to 8: le 255 ns */
+#define BUCKET_LAST	27	/* le 134217727 ns; above, +Inf only */
+#define MAX_MISSED	16
 
-struct site {
-	char lock[NAME_LEN];
+const char *const drop_map_names[NR_DROP_MAPS] = {
+	"stats", "callers", "recent_writes", "read_start", "wait_slots",
+};
+const char *const drop_reason_names[NR_DROP_REASONS] = { "full", "busy", "other" };
+
+struct tf_site {
+	char lock[LABEL_LEN];
 	char name[128];
 	unsigned int kind;
 	struct caller_stat cs;
@@ -34,43 +47,49 @@ struct site {
  * as a reset to Prometheus).
  */
 struct known_site {
-	char lock[NAME_LEN];
+	char lock[LABEL_LEN];
 	char name[128];
 	unsigned int kind;
 	bool named;
 };
 
+struct tf_lock {
+	char lock[LABEL_LEN];
+	char kind[16];
+	unsigned int caps;
+	struct lock_stat st;
+};
+
 struct textfile {
 	char *path, *tmp;
-	struct { char kind[16]; struct lock_stat st; } locks[MAX_LOCKS];
+	struct tf_lock locks[MAX_LOCKS];
 	int nr_locks;
-	struct site sites[MAX_CALLERS];
+	struct tf_site sites[MAX_CALLERS];
 	int nr_sites;
 	struct known_site known[MAX_CALLERS];
 	int nr_known;
+	unsigned long long drops[NR_DROP_MAPS][NR_DROP_REASONS];
+	unsigned long long ends_unmatched;
+	struct { char event[32]; unsigned long long n; } missed[MAX_MISSED];
+	int nr_missed;
 };
 
 struct textfile *textfile_open(const char *path)
 {
 	struct textfile *tf = calloc(1, sizeof(*tf));
-	char *dir, *slash;
+	FILE *f;
 
 	if (!tf)
 		return NULL;
 	tf->path = strdup(path);
 	if (!tf->path || asprintf(&tf->tmp, "%s.tmp", path) < 0)
 		goto fail;
-	dir = strdup(path);
-	if (!dir)
+	/* Can the page be written there? Try, and leave nothing behind. */
+	f = fopen(tf->tmp, "w");
+	if (!f)
 		goto fail;
-	slash = strrchr(dir, '/');
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	if (access(slash ? dir : ".", W_OK)) {
-		free(dir);
-		goto fail;
-	}
-	free(dir);
+	fclose(f);
+	unlink(tf->tmp);
 	return tf;
 fail:
 	free(tf->path);
@@ -90,12 +109,34 @@ void textfile_close(struct textfile *tf)
 	free(tf);
 }
 
-void textfile_add_lock(struct textfile *tf, const char *kind, const struct lock_stat *st)
+void textfile_add_lock(struct textfile *tf, const char *lock, const char *kind,
+		       unsigned int caps, const struct lock_stat *st)
 {
+	struct tf_lock *l;
+
 	if (tf->nr_locks >= MAX_LOCKS)
 		return;
-	snprintf(tf->locks[tf->nr_locks].kind, sizeof(tf->locks[0].kind), "%s", kind);
-	tf->locks[tf->nr_locks++].st = *st;
+	l = &tf->locks[tf->nr_locks++];
+	snprintf(l->lock, sizeof(l->lock), "%s", lock);
+	snprintf(l->kind, sizeof(l->kind), "%s", kind);
+	l->caps = caps;
+	l->st = *st;
+}
+
+void textfile_set_lost(struct textfile *tf,
+		       const unsigned long long drops[NR_DROP_MAPS][NR_DROP_REASONS],
+		       unsigned long long ends_unmatched)
+{
+	memcpy(tf->drops, drops, sizeof(tf->drops));
+	tf->ends_unmatched = ends_unmatched;
+}
+
+void textfile_add_missed(struct textfile *tf, const char *event, unsigned long long n)
+{
+	if (tf->nr_missed >= MAX_MISSED)
+		return;
+	snprintf(tf->missed[tf->nr_missed].event, sizeof(tf->missed[0].event), "%s", event);
+	tf->missed[tf->nr_missed++].n = n;
 }
 
 static struct known_site *known_site(struct textfile *tf, const char *lock,
@@ -113,7 +154,7 @@ void textfile_add_site(struct textfile *tf, const char *lock, enum caller_kind k
 {
 	/* ksyms__format falls back to the raw address: never export one. */
 	const char *name = strncmp(site, "0x", 2) ? site : "unknown";
-	struct site *s;
+	struct tf_site *s;
 
 	/* Sites that share a name (all the unknown ones) share a row. */
 	for (int i = 0; i < tf->nr_sites; i++) {
@@ -135,7 +176,7 @@ void textfile_add_site(struct textfile *tf, const char *lock, enum caller_kind k
 
 static int by_count_desc(const void *a, const void *b)
 {
-	const struct site *x = a, *y = b;
+	const struct tf_site *x = a, *y = b;
 
 	return x->cs.count < y->cs.count ? 1 : x->cs.count > y->cs.count ? -1 : 0;
 }
@@ -145,7 +186,7 @@ static void assign_rows(struct textfile *tf)
 {
 	qsort(tf->sites, tf->nr_sites, sizeof(tf->sites[0]), by_count_desc);
 	for (int i = 0; i < tf->nr_sites; i++) {
-		struct site *s = &tf->sites[i];
+		struct tf_site *s = &tf->sites[i];
 		struct known_site *k;
 		int named = 0;
 
@@ -177,11 +218,11 @@ static void put_label(FILE *f, const char *key, const char *v)
 	fputc('"', f);
 }
 
-static void put_lock_labels(FILE *f, const char *lock, const char *kind)
+static void put_lock_labels(FILE *f, const struct tf_lock *l)
 {
-	put_label(f, "lock", lock);
+	put_label(f, "lock", l->lock);
 	fputc(',', f);
-	put_label(f, "kind", kind);
+	put_label(f, "kind", l->kind);
 }
 
 static void family(FILE *f, const char *name, const char *type, const char *help)
@@ -189,76 +230,91 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-enum lock_counter { WRITES, RETRIED_READS, RETRIES };
+/* Which of a lock's figures a family exports; @caps: what it needs. */
+enum lock_value { V_WRITES, V_RETRIES, V_WAITS, V_RETRIED_READS };
 
-static void lock_counter(FILE *f, struct textfile *tf, const char *name,
-			 enum lock_counter which, const char *help)
+static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lock_value v,
+			 unsigned int caps, const char *help)
 {
 	family(f, name, "counter", help);
 	for (int i = 0; i < tf->nr_locks; i++) {
-		const struct lock_stat *st = &tf->locks[i].st;
-		unsigned long long v = which == WRITES ? st->writes :
-				       which == RETRIED_READS ? st->retried_reads : st->retries;
+		const struct tf_lock *l = &tf->locks[i];
+		const struct lock_stat *st = &l->st;
+		unsigned long long n = v == V_WRITES ? st->writes : v == V_RETRIES ? st->retries :
+				       v == V_WAITS ? st->waits : st->retried_reads;
 
+		if ((l->caps & caps) != caps)
+			continue;
 		fprintf(f, "%s{", name);
-		put_lock_labels(f, st->name, tf->locks[i].kind);
-		fprintf(f, "} %llu\n", v);
+		put_lock_labels(f, l);
+		fprintf(f, "} %llu\n", n);
 	}
 }
 
-static void lock_histogram(FILE *f, struct textfile *tf, const char *name, bool hold,
-			   const char *help)
+enum lock_hist { H_HOLD, H_WAIT, H_RETRY_LB, H_LOST };
+
+static void lock_histogram(FILE *f, struct textfile *tf, const char *name, enum lock_hist which,
+			   unsigned int caps, const char *help)
 {
 	family(f, name, "histogram", help);
 	for (int i = 0; i < tf->nr_locks; i++) {
-		const struct lock_stat *st = &tf->locks[i].st;
-		const struct hist *h = hold ? &st->hold_ns : &st->lost_ns;
+		const struct tf_lock *l = &tf->locks[i];
+		const struct lock_stat *st = &l->st;
+		const struct hist *h = which == H_HOLD ? &st->hold_ns : which == H_WAIT ? &st->wait_ns :
+				       which == H_RETRY_LB ? &st->retry_lb_ns : &st->lost_ns;
+		unsigned long long sum = which == H_HOLD ? st->hold_ns_sum :
+					 which == H_WAIT ? st->wait_ns_sum :
+					 which == H_RETRY_LB ? st->retry_lb_ns_sum : st->lost_ns_sum;
 		unsigned long long cum = 0;
 		int k;
 
-		/* The last slot also holds everything above 2^32 ns: it is +Inf's. */
-		for (k = 0; k < MAX_SLOTS - 1; k++) {
+		if ((l->caps & caps) != caps)
+			continue;
+		for (k = 0; k < MAX_SLOTS; k++) {
 			cum += h->slots[k];
+			if (k < BUCKET_FIRST || k > BUCKET_LAST)
+				continue;
 			fprintf(f, "%s_bucket{", name);
-			put_lock_labels(f, st->name, tf->locks[i].kind);
+			put_lock_labels(f, l);
 			fprintf(f, ",le=\"%.9g\"} %llu\n", hist_slot_max(k) * NS, cum);
 		}
-		cum += h->slots[k];
 		fprintf(f, "%s_bucket{", name);
-		put_lock_labels(f, st->name, tf->locks[i].kind);
+		put_lock_labels(f, l);
 		fprintf(f, ",le=\"+Inf\"} %llu\n%s_sum{", cum, name);
-		put_lock_labels(f, st->name, tf->locks[i].kind);
-		fprintf(f, "} %.9f\n%s_count{", (hold ? st->hold_ns_sum : st->lost_ns_sum) * NS, name);
-		put_lock_labels(f, st->name, tf->locks[i].kind);
+		put_lock_labels(f, l);
+		fprintf(f, "} %.9f\n%s_count{", sum * NS, name);
+		put_lock_labels(f, l);
 		fprintf(f, "} %llu\n", cum);
 	}
 }
 
 /* One family over the sites of @kind: the named ones, then "other". */
 static void site_family(FILE *f, struct textfile *tf, const char *name, unsigned int kind,
-			bool seconds, const char *help)
+			unsigned int caps, bool seconds, const char *help)
 {
 	family(f, name, "counter", help);
 	for (int i = 0; i < tf->nr_locks; i++) {
-		const char *lock = tf->locks[i].st.name;
+		const struct tf_lock *l = &tf->locks[i];
 		unsigned long long other = 0;
 		bool any_other = false;
 
+		if ((l->caps & caps) != caps)
+			continue;
 		for (int j = 0; j < tf->nr_sites; j++) {
-			const struct site *s = &tf->sites[j];
+			const struct tf_site *s = &tf->sites[j];
 			const struct known_site *k;
 			unsigned long long v = seconds ? s->cs.total_ns : s->cs.count;
 
-			if (s->kind != kind || strcmp(s->lock, lock))
+			if (s->kind != kind || strcmp(s->lock, l->lock))
 				continue;
-			k = known_site(tf, lock, kind, s->name);
+			k = known_site(tf, l->lock, kind, s->name);
 			if (!k || !k->named) {
 				other += v;
 				any_other = true;
 				continue;
 			}
 			fprintf(f, "%s{", name);
-			put_lock_labels(f, lock, tf->locks[i].kind);
+			put_lock_labels(f, l);
 			fputc(',', f);
 			put_label(f, "site", s->name);
 			if (seconds)
@@ -269,16 +325,40 @@ static void site_family(FILE *f, struct textfile *tf, const char *name, unsigned
 		/* Once "other" has a row it keeps it, so it never vanishes. */
 		for (int j = 0; j < tf->nr_known && !any_other; j++)
 			any_other = !tf->known[j].named && tf->known[j].kind == kind &&
-				    !strcmp(tf->known[j].lock, lock);
+				    !strcmp(tf->known[j].lock, l->lock);
 		if (!any_other)
 			continue;
 		fprintf(f, "%s{", name);
-		put_lock_labels(f, lock, tf->locks[i].kind);
+		put_lock_labels(f, l);
 		fputs(",site=\"other\"", f);
 		if (seconds)
 			fprintf(f, "} %.9f\n", other * NS);
 		else
 			fprintf(f, "} %llu\n", other);
+	}
+}
+
+static void lost_families(FILE *f, struct textfile *tf)
+{
+	family(f, "frlock_events_lost_total", "counter",
+	       "Events frlockstat lost because a map update failed, by map and reason "
+	       "(full: the map or the write's wait slots were full; busy: an update of "
+	       "the map was interrupted on that CPU).");
+	for (int m = 0; m < NR_DROP_MAPS; m++)
+		for (int r = 0; r < NR_DROP_REASONS; r++)
+			fprintf(f, "frlock_events_lost_total{map=\"%s\",reason=\"%s\"} %llu\n",
+				drop_map_names[m], drop_reason_names[r], tf->drops[m][r]);
+	family(f, "frlock_write_ends_unmatched_total", "counter",
+	       "Write ends whose begin frlockstat did not see (open when it attached, or "
+	       "evicted from its table of recent writes): not timed.");
+	fprintf(f, "frlock_write_ends_unmatched_total %llu\n", tf->ends_unmatched);
+	family(f, "frlock_events_missed_total", "counter",
+	       "Events the kernel ran no frlockstat program for: they fired while the "
+	       "same program ran on that CPU.");
+	for (int i = 0; i < tf->nr_missed; i++) {
+		fputs("frlock_events_missed_total{", f);
+		put_label(f, "event", tf->missed[i].event);
+		fprintf(f, "} %llu\n", tf->missed[i].n);
 	}
 }
 
@@ -291,26 +371,49 @@ int textfile_commit(struct textfile *tf)
 		err = -errno;
 	if (f) {
 		assign_rows(tf);
-		lock_counter(f, tf, "frlock_writes_total", WRITES,
+		lost_families(f, tf);
+		lock_counter(f, tf, "frlock_writes_total", V_WRITES, 0,
 			     "Write sections, since frlockstat attached.");
-		lock_counter(f, tf, "frlock_reads_retried_total", RETRIED_READS,
+		lock_counter(f, tf, "frlock_read_retries_total", V_RETRIES, 0, "Read retries.");
+		lock_counter(f, tf, "frlock_read_waits_total", V_WAITS, CAP_WAITS,
+			     "Readers that found a write section open and waited for it.");
+		lock_counter(f, tf, "frlock_reads_retried_total", V_RETRIED_READS, CAP_READ_DONE,
 			     "Reads that retried at least once.");
-		lock_counter(f, tf, "frlock_read_retries_total", RETRIES, "Read retries.");
-		lock_histogram(f, tf, "frlock_write_hold_seconds", true,
+		lock_histogram(f, tf, "frlock_write_hold_seconds", H_HOLD, 0,
 			       "Time from write begin to write end.");
-		lock_histogram(f, tf, "frlock_reader_lost_seconds", false,
+		lock_histogram(f, tf, "frlock_read_wait_seconds", H_WAIT, CAP_WAITS,
+			       "Time a reader waited: from its wait to the end of the write it "
+			       "waited for (waits whose write frlockstat saw).");
+		lock_histogram(f, tf, "frlock_retry_lost_lower_bound_seconds", H_RETRY_LB, CAP_JOIN,
+			       "Per retry joined to the write that collided with it, that write's "
+			       "begin to the retry: a lower bound of the time the reader lost.");
+		lock_histogram(f, tf, "frlock_reader_lost_seconds", H_LOST, CAP_READ_DONE,
 			       "Time a retried read lost, from its first retry to its success.");
 		if (tf->nr_sites || tf->nr_known) {
-			site_family(f, tf, "frlock_site_writes_total", CALLER_WRITE, false,
+			site_family(f, tf, "frlock_site_writes_total", CALLER_WRITE, 0, false,
 				    "Write sections per writer site (symbol+offset).");
-			site_family(f, tf, "frlock_site_write_hold_seconds_total", CALLER_WRITE,
+			site_family(f, tf, "frlock_site_write_hold_seconds_total", CALLER_WRITE, 0,
 				    true, "Time in write sections per writer site.");
-			site_family(f, tf, "frlock_site_read_retries_total", CALLER_RETRY, false,
+			site_family(f, tf, "frlock_site_read_retries_total", CALLER_RETRY, 0, false,
 				    "Read retries per reader site.");
-			site_family(f, tf, "frlock_site_reads_retried_total", CALLER_READ, false,
-				    "Retried reads per reader site.");
+			site_family(f, tf, "frlock_site_read_waits_total", CALLER_WAIT, CAP_WAITS,
+				    false, "Waits per reader site.");
+			site_family(f, tf, "frlock_site_reads_retried_total", CALLER_READ,
+				    CAP_READ_DONE, false, "Retried reads per reader site.");
 			site_family(f, tf, "frlock_site_reader_lost_seconds_total", CALLER_READ,
-				    true, "Time retried reads lost per reader site.");
+				    CAP_READ_DONE, true, "Time retried reads lost per reader site.");
+			site_family(f, tf, "frlock_site_caused_retries_total", CALLER_CAUSED,
+				    CAP_JOIN, false,
+				    "Retries per writer site of the write that collided with them.");
+			site_family(f, tf, "frlock_site_caused_retry_lost_lower_bound_seconds_total",
+				    CALLER_CAUSED, CAP_JOIN, true,
+				    "Per writer site, the lower bound of the time the retries it "
+				    "caused lost (write begin to retry).");
+			site_family(f, tf, "frlock_site_caused_waits_total", CALLER_CAUSED_WAIT,
+				    CAP_WAITS, false, "Waits per writer site of the write waited for.");
+			site_family(f, tf, "frlock_site_caused_wait_seconds_total",
+				    CALLER_CAUSED_WAIT, CAP_WAITS, true,
+				    "Time readers waited, per writer site of the write waited for.");
 		}
 		if (fclose(f))
 			err = -errno;
@@ -321,5 +424,6 @@ int textfile_commit(struct textfile *tf)
 		unlink(tf->tmp);
 	tf->nr_locks = 0;
 	tf->nr_sites = 0;
+	tf->nr_missed = 0;
 	return err;
 }

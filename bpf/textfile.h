@@ -11,6 +11,17 @@
 
 /* Named call sites per lock and site kind; the rest are summed as "other". */
 #define TEXTFILE_TOP_SITES	5
+#define LABEL_LEN		64
+
+/*
+ * What a lock's events can tell, which decides the series it gets: no
+ * series stands for what its kind cannot know.
+ */
+enum lock_caps {
+	CAP_WAITS = 1,		/* a wait event: waits, and their time */
+	CAP_JOIN = 2,		/* retries carry their start count: joined to the write */
+	CAP_READ_DONE = 4,	/* series v3, frlock: a read's end (retried reads, time lost) */
+};
 
 struct textfile;
 
@@ -19,11 +30,22 @@ struct textfile *textfile_open(const char *path);
 /* Remove the page (its figures stop with us) and free. */
 void textfile_close(struct textfile *tf);
 
-/* Collect one page: the locks, then (with -c) their call sites. */
-void textfile_add_lock(struct textfile *tf, const char *kind, const struct lock_stat *st);
+/* Collect one page: the locks, then (with -w or -c) their call sites. */
+void textfile_add_lock(struct textfile *tf, const char *lock, const char *kind,
+		       unsigned int caps, const struct lock_stat *st);
 void textfile_add_site(struct textfile *tf, const char *lock, enum caller_kind kind,
 		       const char *site, const struct caller_stat *cs);
+/* Events lost: failed map updates by map and reason, write ends without a begin. */
+void textfile_set_lost(struct textfile *tf,
+		       const unsigned long long drops[NR_DROP_MAPS][NR_DROP_REASONS],
+		       unsigned long long ends_unmatched);
+/* Events the kernel did not run a program for (recursion), per event. */
+void textfile_add_missed(struct textfile *tf, const char *event, unsigned long long n);
 /* Write the collected page and start a new one; 0 or -errno. */
 int textfile_commit(struct textfile *tf);
+
+/* The names of enum drop_map and enum drop_reason, as exported. */
+extern const char *const drop_map_names[NR_DROP_MAPS];
+extern const char *const drop_reason_names[NR_DROP_REASONS];
 
 #endif /* __TEXTFILE_H */

@@ -15,7 +15,7 @@ unsigned long long hist_slot_max(int slot)
 }
 
 /* A bucket bound as bpftrace prints it: powers of 1024 as K, M, G. */
-int print_slot_bound(FILE *f, unsigned long long v)
+int snprint_slot_bound(char *buf, size_t len, unsigned long long v)
 {
 	static const char *const units[] = { "", "K", "M", "G" };
 	int u = 0;
@@ -24,7 +24,15 @@ int print_slot_bound(FILE *f, unsigned long long v)
 		v /= 1024;
 		u++;
 	}
-	return fprintf(f, "%llu%s", v, units[u]);
+	return snprintf(buf, len, "%llu%s", v, units[u]);
+}
+
+int print_slot_bound(FILE *f, unsigned long long v)
+{
+	char buf[32];
+
+	snprint_slot_bound(buf, sizeof(buf), v);
+	return fprintf(f, "%s", buf);
 }
 
 int hist_percentile(const unsigned int *slots, int nr, int pct)
@@ -178,8 +186,8 @@ void ksyms__free(struct ksyms *ks)
 	free(ks);
 }
 
-const char *ksyms__format(const struct ksyms *ks, unsigned long long addr,
-			  char *buf, size_t len)
+/* The index of the last symbol at or below @addr, plus one; 0 if none. */
+static size_t ksyms__below(const struct ksyms *ks, unsigned long long addr)
 {
 	size_t lo = 0, hi = ks ? ks->nr : 0;
 
@@ -192,6 +200,14 @@ const char *ksyms__format(const struct ksyms *ks, unsigned long long addr,
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const char *ksyms__format(const struct ksyms *ks, unsigned long long addr,
+			  char *buf, size_t len)
+{
+	size_t lo = ksyms__below(ks, addr);
+
 	if (lo == 0)
 		snprintf(buf, len, "0x%llx", addr);
 	else
@@ -204,6 +220,16 @@ unsigned long long ksyms__addr(const struct ksyms *ks, const char *name)
 {
 	for (size_t i = 0; ks && i < ks->nr; i++)
 		if (!strcmp(ks->syms[i].name, name))
+			return ks->syms[i].addr;
+	return 0;
+}
+
+unsigned long long ksyms__next(const struct ksyms *ks, unsigned long long addr)
+{
+	size_t i = ksyms__below(ks, addr);
+
+	for (; ks && i < ks->nr; i++)
+		if (ks->syms[i].addr > addr)
 			return ks->syms[i].addr;
 	return 0;
 }

@@ -12,6 +12,7 @@ unsigned long long hist_slot_max(int slot);
 
 /* A bucket bound as bpftrace labels it (8192 -> "8K"); returns the columns. */
 int print_slot_bound(FILE *f, unsigned long long v);
+int snprint_slot_bound(char *buf, size_t len, unsigned long long v);
 
 /*
  * The slot holding the pct-th percentile of a log2 histogram (pct 100: the
@@ -34,5 +35,7 @@ const char *ksyms__format(const struct ksyms *ksyms, unsigned long long addr,
 			  char *buf, size_t len);
 /* The address of the symbol @name, 0 if there is none. */
 unsigned long long ksyms__addr(const struct ksyms *ksyms, const char *name);
+/* The address of the first symbol above @addr, 0 if there is none. */
+unsigned long long ksyms__next(const struct ksyms *ksyms, unsigned long long addr);
 
 #endif /* __TRACE_HELPERS_H */

@@ -34,9 +34,17 @@ for clock in ("cycles", "clocksource"):
         got = sorted(r.get("window", {}).get(clock, {}).get(hold, {}))
         if got != ["frlock", "seqcount"]:
             problems.append(f"mid-write readers, {clock}, {hold} us: {got}")
-for mode in ("ftrace", "frlockstat", "bpftrace"):
+for mode in ("ftrace", "frlockstat", "makerun", "stacks", "bpftrace"):
     if mode not in r["write"]:
         problems.append(f"tracepoint cost with {mode}")
+# make run's frlockstat's records of each pair, kept for its events/s.
+import os
+tracing = os.path.join(os.path.dirname(sys.argv[1]), "tracing")
+if not os.path.exists(os.path.join(tracing, "makerun-1.frlockstat.ndjson")) or \
+        not os.path.exists(os.path.join(tracing, "makerun-1.load.ndjson")):
+    problems.append("make run's frlockstat records and the load's, of pair 1")
+if "makerun" not in r:
+    problems.append("make run's cost as events/s x ns per event")
 for tool in ("bpftrace/none", "frlockstat/none", "makerun/none"):
     if tool not in r["tracing"]:
         problems.append(f"gettimeofday with {tool}")
@@ -50,13 +58,13 @@ if not r["text"] or not r["text"]["before"] > 0:
     problems.append("text size with and without the seqcount events")
 if not r["layout"]:
     problems.append("tk_core layout, stock timekeeping and frlock")
-if len(r["goals"]) < (19 if want_stock else 17):
+if len(r["goals"]) < (20 if want_stock else 18):
     problems.append(f"only {len(r['goals'])} goals judged")
 print("\n".join(problems) or "every part present")
 sys.exit(1 if problems else 0)
 PY
 }
-check "bench smoke: report has read cost (4 locks, frlock_bench and refscale), lockout, mid-write readers, tracepoint cost, tracer overhead, disabled-event cost, tk_core layout and goals" \
+check "bench smoke: report has read cost (4 locks, frlock_bench and refscale), lockout, mid-write readers, tracepoint cost (make run's set too), tracer overhead and make run's events, disabled-event cost, tk_core layout and goals" \
 	bench_complete
 check "bench smoke: results folder complete, no .partial left" \
 	bash -c "test -s '$bench_out/bench.txt' && test ! -e '$bench_out.partial'"

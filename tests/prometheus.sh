@@ -1,7 +1,8 @@
 # Prometheus on the host: the recording rules and alerts (promtool), the
 # fleet config, and dashboards/prometheus/local-prometheus scraping a
-# recorded exporter page into the console template; its faults. Nothing
-# here boots a guest. Sourced by tests/run (check, expect_fail,
+# recorded exporter page into the console template; its faults; and
+# frlockstat's recorded NDJSON against its documented schema. Nothing here
+# boots a guest. Sourced by tests/run (check, expect_fail,
 # one_line_fault, log_kept, wait_for, $logs, $top).
 
 prom=$top/dashboards/prometheus
@@ -10,11 +11,19 @@ plogs=$logs/prometheus
 mkdir -p "$plogs"
 
 check "prometheus: promtool check rules frlock.rules.yml" promtool check rules "$prom/frlock.rules.yml"
-check "prometheus: promtool test rules (retry share, hold p99, both alerts fire on the busy machine only)" \
+check "prometheus: promtool test rules (every rule from input series; reader time lost, hold p99 and lost events: each alert fires on the busy machine only)" \
 	bash -c "cd '$prom' && promtool test rules frlock.rules.test.yml"
 check "prometheus: promtool check config fleet.yml" promtool check config "$prom/fleet.yml"
 check "prometheus: the exporter fixture is valid exposition format" \
 	bash -c "promtool check metrics <'$prom/fixtures/frlock.prom'"
+# frlockstat's records, recorded from a real run, against bpf/README.md's
+# table of them (the feed the host's views read).
+/usr/bin/python3 "$top/tests/feed_schema.py" "$top/bpf/README.md" \
+	"$top/tests/fixtures/frlockstat-v2.ndjson" >"$plogs/feed_schema.out" 2>&1
+schema_rc=$?
+relay <"$plogs/feed_schema.out"
+[ "$schema_rc" -eq 0 ] || grep -q '^not ok' "$plogs/feed_schema.out" ||
+	not_ok "feed_schema.py failed (exit $schema_rc): $(tail -1 "$plogs/feed_schema.out")"
 
 # A recorded exporter page served on loopback, as a guest's would be.
 fixture_server() {
@@ -51,7 +60,11 @@ scrape_fixture() {
 	if ! wait_for 20 has_samples "$url" 'lock:frlock_writes:rate1m{lock="tk_core.lock"}'; then
 		echo "the recording rule never had a sample"; rc=1
 	fi
-	[ "$(query "$url" 'frlock_write_hold_seconds_count')" = 1 ] || { echo "no hold histogram scraped"; rc=1; }
+	# One hold histogram per lock of the fixture.
+	local holds
+	holds=$(grep -c '^frlock_write_hold_seconds_count{' "$prom/fixtures/frlock.prom")
+	[ "$(query "$url" 'frlock_write_hold_seconds_count')" = "$holds" ] ||
+		{ echo "not the $holds hold histograms of the fixture scraped"; rc=1; }
 	http_get "${url}consoles/frlock.html" >"$plogs/console.html" || { echo "console not served"; rc=1; }
 	grep -q '<td>tk_core.lock</td>' "$plogs/console.html" || { echo "console has no tk_core.lock row"; rc=1; }
 	ss -ltnp | grep "pid=$pid," | grep -v '127.0.0.1:' && { echo "prometheus listens beyond loopback"; rc=1; }

@@ -63,30 +63,67 @@ refused "unknown state 'hibernate'" timecheck suspend -s hibernate
 refused "invalid delay '61'" timecheck suspend -D 61
 
 # --- frlockstat --------------------------------------------------------------
+# argp's own error handling, as libbpf-tools': one line naming the fault
+# (argp's wording for an option it cannot parse, ours for a bad value),
+# then argp's pointer to --help, exit 2, nothing on stdout.
+argp_refused() {
+	text=$1
+	shift
+	timeout 60 "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	first=$(head -n 1 "$tmp/err")
+	what=$(printf '%s ' "$@" | sed 's|^[^ ]*/||; s/ $//' | cut -c1-60)
+	case $first in *"$text"*) said=1 ;; *) said=0 ;; esac
+	if [ $rc -eq 2 ] && [ $said = 1 ] && [ ! -s "$tmp/out" ] &&
+		[ "$(wc -l <"$tmp/err")" -eq 2 ] &&
+		sed -n 2p "$tmp/err" | grep -q "^Try \`frlockstat --help' or \`frlockstat --usage'"; then
+		ok "$what: refused: $first"
+	else
+		not_ok "$what: wanted exit 2, '$text' in one line, then argp's pointer to --help (got exit $rc)"
+		sed 's/^/  err: /' "$tmp/err" | head -6
+		sed 's/^/  out: /' "$tmp/out" | head -3
+	fi
+}
 if [ -x "$F" ]; then
-	refused "unknown option '--bogus'" "$F" --bogus
-	refused "unknown option '-x'" "$F" -x
-	refused "ambiguous option '--ver'" "$F" --ver
-	refused "unknown option '-1'" "$F" -1
-	refused "option '-L' needs a value" "$F" -L
-	refused "invalid lock name ''" "$F" -L ''
-	refused "invalid lock name 'a_name_that_is_far_too_long_for_a_lock'" \
-		"$F" -L a_name_that_is_far_too_long_for_a_lock
-	refused "unknown kind 'spin' (want frlock or seqcount)" "$F" -k spin
-	refused "option '-k' needs a value" "$F" -k
-	refused "invalid lock address '0xzz'" "$F" -L 0xzz
-	refused "invalid row count '0'" "$F" -n 0
-	refused "invalid row count '257'" "$F" -n 257
-	refused "option '-n' needs a value" "$F" -n
-	refused "invalid interval '0'" "$F" 0
-	refused "invalid interval 'abc'" "$F" abc
-	refused "invalid interval '86401'" "$F" 86401
-	refused "invalid interval '99999999999'" "$F" 99999999999
-	refused "invalid count '0'" "$F" 1 0
-	refused "invalid count '100000000'" "$F" 1 100000000
-	refused "unexpected argument '3'" "$F" 1 2 3
+	argp_refused "unrecognized option '--bogus'" "$F" --bogus
+	argp_refused "invalid option -- 'x'" "$F" -x
+	argp_refused "option '--ver' is ambiguous" "$F" --ver
+	argp_refused "invalid option -- '1'" "$F" -1
+	argp_refused "option requires an argument -- 'L'" "$F" -L
+	argp_refused "invalid lock name ''" "$F" -L ''
+	long=a_name_that_is_far_too_long_for_a_lock_even_with_its_member_path_x
+	argp_refused "invalid lock name '$long'" "$F" -L "$long"
+	argp_refused "unknown kind 'spin' (want frlock or seqcount)" "$F" -k spin
+	argp_refused "option requires an argument -- 'k'" "$F" -k
+	argp_refused "invalid lock address '0xzz'" "$F" -L 0xzz
+	argp_refused "invalid row count '0'" "$F" -n 0
+	argp_refused "invalid row count '257'" "$F" -n 257
+	argp_refused "option requires an argument -- 'n'" "$F" -n
+	argp_refused "invalid site count '0'" "$F" --max-sites 0
+	argp_refused "invalid lock count '257'" "$F" --max-locks 257
+	argp_refused "invalid interval '0'" "$F" 0
+	argp_refused "invalid interval 'abc'" "$F" abc
+	argp_refused "invalid interval '86401'" "$F" 86401
+	argp_refused "invalid interval '99999999999'" "$F" 99999999999
+	argp_refused "invalid count '0'" "$F" 1 0
+	argp_refused "invalid count '100000000'" "$F" 1 100000000
+	argp_refused "unexpected argument '3'" "$F" 1 2 3
+	argp_refused "invalid textfile 'x.txt' (want a path ending in .prom)" "$F" -P x.txt 1
+	argp_refused "-P needs an interval" "$F" -P "$tmp/x.prom"
 	check "frlockstat --help and -? still print the help (exit 0)" \
 		sh -c "'$F' --help | grep -q '^Usage: frlockstat' && '$F' -? | grep -q '^Usage: frlockstat'"
+	# -P into a directory that cannot be written (/proc: not even root can
+	# create a file there): one line naming the file, exit 1, nothing left.
+	unwritable() {
+		timeout 120 "$F" -P /proc/frlockstat-test.prom 1 1 </dev/null >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		cat "$tmp/err"
+		[ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+			grep -q "^frlockstat: cannot write /proc/frlockstat-test.prom: " "$tmp/err" &&
+			! ls /proc/frlockstat-test.prom* 2>/dev/null
+	}
+	check "frlockstat -P into a directory it cannot write: one line naming the file, exit 1, nothing left" \
+		unwritable
 else
 	not_ok "frlockstat is built (no $F: run make -C bpf)"
 fi

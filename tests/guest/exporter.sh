@@ -3,7 +3,9 @@
 # the exporter side of the Prometheus scrape test. node_exporter serves
 # frlockstat's textfile on port 9100 while gtod-load reads the time with
 # adjtimex writers; frlockstat's own NDJSON goes to /results, where the host
-# compares it with what its Prometheus scraped.
+# compares it with what its Prometheus scraped. frlockstat keeps at most
+# SITES call sites (--max-sites), fewer than the load has, so that its page
+# must show the events it lost (frlock_events_lost_total{map="callers"}).
 #
 # usage: exporter.sh SECONDS
 F=/opt/frlock/bpf/.output/frlockstat
@@ -11,6 +13,7 @@ F=/opt/frlock/bpf/.output/frlockstat
 # shellcheck source=guest-rootfs/lib.sh
 . /opt/frlock/guest-rootfs/lib.sh
 secs=${1:-30}
+SITES=8
 dir=/run/frlock-textfile
 page=$dir/frlock.prom
 mkdir -p "$dir"
@@ -19,7 +22,7 @@ prometheus-node-exporter --collector.disable-defaults --collector.textfile \
 	--collector.textfile.directory="$dir" --web.listen-address=:9100 \
 	>"$tmp/node_exporter.log" 2>&1 &
 ne=$!
-"$F" -c -j -P "$page" 1 >/results/frlockstat.ndjson 2>"$tmp/frlockstat.err" &
+"$F" -c -j --max-sites $SITES -P "$page" 1 >/results/frlockstat.ndjson 2>"$tmp/frlockstat.err" &
 fs=$!
 wait_attached $fs "$tmp/frlockstat.err" '^Tracing' 600
 check "frlockstat -P attached" kill -0 $fs
@@ -34,6 +37,8 @@ check "the page names call sites as symbol+offset, and no kernel address" \
 	       ! grep -q 'ffff[0-9a-f]\{12\}' '$tmp/metrics'"
 check "node_exporter read the page without errors" \
 	sh -c "grep -q '^node_textfile_scrape_error 0' '$tmp/metrics'"
+check "the page counts the events lost to the full call-site map (--max-sites $SITES)" \
+	sh -c "grep -q '^frlock_events_lost_total{map=\"callers\",reason=\"full\"} [1-9]' '$tmp/metrics'"
 
 kill -INT $fs
 wait_sigint $fs
