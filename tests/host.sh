@@ -69,7 +69,9 @@ checkpatch_clean() {
 			"$p" 2>&1 | grep -E '^(ERROR|WARNING|CHECK):')
 		types=$(echo "$out" | sed -n 's/^[A-Z]*:\([A-Z_0-9]*\):.*/\1/p' | sort -u)
 		for t in $types; do
-			if ! sed '/^---$/q' "$p" | grep -q "$t"; then
+			# Not grep -q: with pipefail, sed killed by SIGPIPE when grep
+			# stops early would fail the pipeline on a match.
+			if ! sed '/^---$/q' "$p" | grep "$t" >/dev/null; then
 				echo "$(basename "$p"): $t is not explained in the commit message"
 				echo "$out" | grep ":$t:"
 				rc=1
