@@ -42,15 +42,14 @@ base_matches() {
 }
 
 # The frlock series names the seqcount series as its prerequisite, patch by
-# patch (git patch-id --stable), as format-patch --base writes it.
+# patch, as git format-patch --base computes it on a tree with both applied.
 prerequisites_match() {
 	local want have
 	want=$(sed -n 's/^prerequisite-patch-id: //p' "$top/patches/frlock/0000-cover-letter.patch")
-	have=$(for p in "${seqcount_patches[@]}"; do
-		git patch-id --stable <"$p" | cut -d' ' -f1
-	done)
-	echo "frlock cover letter: $(echo "$want" | wc -w) prerequisites; seqcount series: ${#seqcount_patches[@]} patches"
-	[ -n "$want" ] && [ "$want" = "$have" ]
+	have=$(git -C "$applied" format-patch --base=base --stdout "HEAD~${#frlock_patches[@]}..HEAD" |
+		sed -n 's/^prerequisite-patch-id: //p' | awk '!seen[$0]++')
+	echo "frlock cover letter: $(echo "$want" | wc -w) prerequisites; format-patch on the applied series: $(echo "$have" | wc -w)"
+	[ "$(echo "$want" | wc -w)" = ${#seqcount_patches[@]} ] && [ "$want" = "$have" ]
 }
 
 # A scratch worktree with the series applied, for the checks below.
@@ -109,8 +108,8 @@ make_broken_patch() {
 
 if [ -n "$src" ]; then
 	check "both series' base-commit is the installed linux-source" base_matches
-	check "the frlock series names the seqcount series as its prerequisite (patch-ids)" prerequisites_match
 	check "both series apply with git am to the installed linux-source, seqcount first" apply_series
+	check "the frlock series names the seqcount series as its prerequisite (format-patch's patch-ids)" prerequisites_match
 	if [ -d "$applied/.git" ] || [ -f "$applied/.git" ]; then
 		check "checkpatch --strict: no errors, every report explained" checkpatch_clean
 		check "kernel-doc: the frlock API and the seqcount events documented without warnings" kernel_doc_clean
