@@ -9,8 +9,9 @@
 #   make shell    an interactive shell in the guest
 #   make lab NAME=<lab>  a teaching lab in the guest (labs/README.md)
 #   make fixtures record the dashboards' fixture from a run of the current tools
-#   make kernel   build (or reuse) the frlock kernel; kernel-stock: without it,
-#                 kernel-lockdep, kernel-kcsan: with the kernel's checkers
+#   make kernel   build (or reuse) the frlock kernel (both series);
+#                 kernel-seqcount: the seqcount series alone; kernel-stock:
+#                 neither; kernel-lockdep, kernel-kcsan: with the checkers
 #   make rootfs   build (or reuse) the guest's initramfs
 #   make bpf      build the libbpf tools (frlockstat) against the frlock kernel
 #   make deps     install the Debian packages the project needs
@@ -37,7 +38,7 @@ DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 # deps installs them, it stops and disables that service.
 DEB_SERVICES := prometheus prometheus-node-exporter
 
-.PHONY: all deps kernel kernel-stock kernel-lockdep kernel-kcsan rootfs bpf run shell \
+.PHONY: all deps kernel kernel-seqcount kernel-stock kernel-lockdep kernel-kcsan rootfs bpf run shell \
 	test test-host test-guest test-long test-fresh bench lab fixtures
 
 all: kernel rootfs bpf
@@ -63,6 +64,9 @@ deps:
 
 kernel: deps
 	kernel/build --variant frlock
+
+kernel-seqcount: deps
+	kernel/build --series seqcount
 
 kernel-stock: deps
 	kernel/build --variant stock
