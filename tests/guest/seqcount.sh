@@ -51,43 +51,6 @@ if [ ! -x "$F" ]; then
 	exit 0
 fi
 
-# seqcount_hist EVENT on|pause|off: a hist trigger on the seqcount event
-# EVENT, per lock address, with room for 65,536 of them: every negative
-# dentry a rename storm makes is a new one, and a hist that drops entries
-# undercounts. The second key, the caller, tells the writers of the heap's
-# locks apart.
-SEQCOUNT_HIST='hist:keys=lock.sym,caller.sym:vals=hitcount:size=65536'
-seqcount_hist() {
-	case $2 in
-	on) echo "$SEQCOUNT_HIST" ;;
-	pause) echo "$SEQCOUNT_HIST:pause" ;;
-	off) echo "!$SEQCOUNT_HIST" ;;
-	*) return 2 ;;
-	esac >>"$E/$1/trigger"
-}
-
-# hist_instances HIST: such a hist summed per instance, "INSTANCE HITS"
-# lines: a lock in the kernel image by its symbol, every other one as
-# "heap". A hist that dropped entries would undercount: it says so on
-# stderr and returns 1.
-#   { lock: [ffffffff82009500] rename_lock , caller: [ffffffff8120852d] d_move } hitcount: 251
-#   { lock: [ff11000000ed99c4] 0xff11000000ed99c4 , caller: [...] __d_move } hitcount: 330
-hist_instances() {
-	if ! grep -q '^    Dropped: 0$' "$1"; then
-		echo "hist_instances: $1 dropped entries ($(grep Dropped "$1"))" >&2
-		return 1
-	fi
-	awk '/^[{] lock:/ {
-		sym = ""
-		if (match($0, /\] [^,]*,/)) sym = substr($0, RSTART + 2, RLENGTH - 3)
-		sub(/ +$/, "", sym)
-		sub(/\+0x[0-9a-f]*\/0x[0-9a-f]*$/, "", sym)
-		n = $0; sub(/.*hitcount: */, "", n)
-		key = (sym != "" && sym !~ /^0x/) ? sym : "heap"
-		hits[key] += n
-	}
-	END { for (k in hits) print k, hits[k] }' "$1"
-}
 
 # hist_callers HIST INSTANCE: the call sites of INSTANCE's hits, "FUNCTION
 # HITS" lines, most first.
