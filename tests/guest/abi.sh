@@ -95,12 +95,13 @@ for sys in frlock seqcount; do
 	check "trace-cmd text, $sys: every retry joins its write_begin and every wait its write_end on (lock, seq), begin with end, at most 4 reads at the edges; nothing lost ($(head -1 "$tmp/$sys.join"); lost $lost)" \
 		test $rc -eq 0 -a "$lost" -eq 0
 done
-# joined LOCK EVENT: LOCK's EVENTs (LOCK an address, or heap: not in the
-# kernel image, whose addresses start ffffffff8) that found their write.
+# joined LOCK EVENT: LOCK's EVENTs (LOCK an address, or heap: the direct
+# map's ff11..., not the kernel image's or a module's ffffffff...) that
+# found their write.
 joined() {
 	awk -v l="$1" -v e="$2" '
 		NR == FNR { if ($2 ~ /_write_begin$/) b[$3 " " $4] = $5; if ($2 ~ /_write_end$/) x[$3 " " $4] = 1; next }
-		$2 ~ e && (l == "heap" ? $3 !~ /^ffffffff8/ : $3 == l) {
+		$2 ~ e && (l == "heap" ? $3 !~ /^ffffffff/ : $3 == l) {
 			n++
 			k = $3 " " $4
 			if (e ~ /retry/ && (k in b)) { j++; w[b[k]]++ }
