@@ -122,6 +122,13 @@ check "trace-cmd text: rename_lock's retries joined to their writes ($2 of $1;$(
 set -- $(joined heap seqcount_read_retry)
 check "trace-cmd text: the dentries' d_seq retries (locks in the heap) joined to their writes ($2 of $1;$(shift 2; echo " by writer:" "$@"))" \
 	test "$1" -gt 0 -a "$2" -ge $(($1 - 4))
+# One join as it reads: a retry of rename_lock and the write_begin with its
+# (lock, seq), in trace-cmd's own words.
+awk -v l="$rl" '$2 == "seqcount_read_retry" && $3 == l { print $4; exit }' "$tmp/rec" >"$tmp/seq"
+if [ -s "$tmp/seq" ]; then
+	grep -E "seqcount_(write_begin|read_retry): +lock=0x$rl seq=$(cat "$tmp/seq") " "$tmp/report" |
+		head -3 | sed 's/^ */  joined in the text: /'
+fi
 set -- $(joined "$rl" seqcount_read_wait)
 echo "  rename_lock's waits: $2 of $1 joined to the write_end that ended them"
 set -- $(joined "$tk" frlock_read_wait)
