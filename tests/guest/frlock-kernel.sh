@@ -61,25 +61,8 @@ kunit() {
 }
 kunit
 
-# The seqcount events' own suite (patches/seqcount/, patch 2): the joins on
-# (lock, seq), barrier and invalidate as empty sections, seqlock_t, and a
-# write_begin probe that reads its own seqcount (the review's D8).
-sc_kunit() {
-	results=/sys/kernel/debug/kunit/seqcount_trace/results
-	modprobe seqcount_kunit 2>"$tmp/modprobe.err"
-	if [ ! -r "$results" ]; then
-		not_ok "KUnit seqcount_trace suite ran (no $results: $(cat "$tmp/modprobe.err"))"
-		return
-	fi
-	cat "$results" >"$tmp/sckunit"
-	sed 's/^/  kunit: /' "$tmp/sckunit"
-	sed -n 's/^ *\(not ok\|ok\) [0-9]* \(seqcount_test_[a-z_]*\)\(.*\)$/\1 - kunit \2\3/p' "$tmp/sckunit" |
-		sed 's/^ok - \(.*\) # SKIP\(.*\)$/skip - \1 (skipped by KUnit:\2)/'
-	grep -q '^ *ok [0-9]* seqcount_trace$' "$tmp/sckunit" && ok "kunit suite seqcount_trace" ||
-		not_ok "kunit suite seqcount_trace"
-	rmmod seqcount_kunit 2>/dev/null
-}
-sc_kunit
+# The seqcount events' own suite (patches/seqcount/, patch 2).
+"$(dirname "$0")/seqcount-kunit.sh"
 
 # --- Timekeeping's frlock under a gettimeofday syscall load ---------------
 
