@@ -108,8 +108,9 @@ hist_callers() {
 
 # The functions that write a dentry's d_seq: fs/dcache.c's __d_move,
 # ___d_drop, __d_instantiate, __d_add and dentry_unlink_inode, or the
-# d_*/dentry_* functions they are inlined into.
-DCACHE_WRITERS='^_*(d|dentry)_[a-z_]* |^dput |^shrink_dentry_list '
+# d_*/dentry_* functions they are inlined into, GCC's split parts too
+# (__d_drop.part.0).
+DCACHE_WRITERS='^_*(d|dentry)_[a-z_]*(\.[a-z]*\.[0-9]*)? |^dput |^shrink_dentry_list '
 
 # hist_count EVENT INSTANCE: the hits of INSTANCE, -1 if the hist dropped
 # entries.
