@@ -9,8 +9,8 @@
 #  - Their text, as a kernel developer reads it: Debian's trace-cmd records
 #    all eight events while gettimeofday(2) readers race the tick and
 #    adjtimex on tk_core (frlock), path lookups race renames on rename_lock
-#    and the dentries' d_seq (seqcount), and frlock_bench's window test
-#    makes readers wait on both kinds (events.sh's ev_load); in
+#    and the dentries' d_seq (seqcount), and the two KUnit suites make
+#    readers wait on both kinds (events.sh's ev_load); in
 #    `trace-cmd report`'s
 #    text every retry joins the write_begin of its write and every wait the
 #    write_end of its write, on (lock, seq), in both systems (edges: see
