@@ -96,12 +96,13 @@ for sys in frlock seqcount; do
 		test $rc -eq 0 -a "$lost" -eq 0
 done
 # joined LOCK EVENT: LOCK's EVENTs (LOCK an address, or heap: the direct
-# map's ff11..., not the kernel image's or a module's ffffffff...) that
-# found their write.
+# map's, ff11... here; not the kernel image's or a module's, ffffffff...,
+# nor a KUnit case's on its vmalloc'd stack, ffa0...) that found their
+# write.
 joined() {
 	awk -v l="$1" -v e="$2" '
 		NR == FNR { if ($2 ~ /_write_begin$/) b[$3 " " $4] = $5; if ($2 ~ /_write_end$/) x[$3 " " $4] = 1; next }
-		$2 ~ e && (l == "heap" ? $3 !~ /^ffffffff/ : $3 == l) {
+		$2 ~ e && (l == "heap" ? $3 !~ /^ff(ffffff|[a-e])/ : $3 == l) {
 			n++
 			k = $3 " " $4
 			if (e ~ /retry/ && (k in b)) { j++; w[b[k]]++ }
