@@ -27,12 +27,12 @@ guest_job kernel-tools "guest for the events' ABI, trace-cmd and perf ran and ex
 
 # 6.1's own timekeeping with every sequence lock traced: the seqcount series
 # alone, without frlock. tk_core.seq is a seqcount there, and the tools show
-# it under the same gettimeofday load; the series' verifier patch refuses
-# bpf_timer inside timekeeping's write section there too.
+# it under the same gettimeofday load; the series' own KUnit suite runs, and
+# its verifier patch refuses bpf_timer inside timekeeping's write section.
 if stock_tk=$("$top/kernel/build" --series seqcount 2>"$logs/build-stock-tk.err"); then
 	guest_job stock-timekeeping "guest on stock timekeeping with seqcount events ran and exited cleanly" \
 		--kernel "$stock_tk" --timeout 900 --exec \
-		'cd /opt/frlock/tests/guest && ./seqcount.sh stock-timekeeping 8; ./nested-reader.sh'
+		'cd /opt/frlock/tests/guest && ./seqcount-kunit.sh; ./seqcount.sh stock-timekeeping 8; ./nested-reader.sh'
 else
 	not_ok "the seqcount series alone (stock timekeeping, seqcount events) builds (log: $logs/build-stock-tk.err)"
 fi

@@ -9,8 +9,8 @@
 #  - Their text, as a kernel developer reads it: Debian's trace-cmd records
 #    all eight events while gettimeofday(2) readers race the tick and
 #    adjtimex on tk_core (frlock), path lookups race renames on rename_lock
-#    and the dentries' d_seq (seqcount), and frlock_bench's window test
-#    makes readers wait on both kinds (events.sh's ev_load); in
+#    and the dentries' d_seq (seqcount), and the two KUnit suites make
+#    readers wait on both kinds (events.sh's ev_load); in
 #    `trace-cmd report`'s
 #    text every retry joins the write_begin of its write and every wait the
 #    write_end of its write, on (lock, seq), in both systems (edges: see
@@ -95,12 +95,14 @@ for sys in frlock seqcount; do
 	check "trace-cmd text, $sys: every retry joins its write_begin and every wait its write_end on (lock, seq), begin with end, at most 4 reads at the edges; nothing lost ($(head -1 "$tmp/$sys.join"); lost $lost)" \
 		test $rc -eq 0 -a "$lost" -eq 0
 done
-# joined LOCK EVENT: LOCK's EVENTs (LOCK an address, or heap: not in the
-# kernel image, whose addresses start ffffffff8) that found their write.
+# joined LOCK EVENT: LOCK's EVENTs (LOCK an address, or heap: the direct
+# map's, ff11... here; not the kernel image's or a module's, ffffffff...,
+# nor a KUnit case's on its vmalloc'd stack, ffa0...) that found their
+# write.
 joined() {
 	awk -v l="$1" -v e="$2" '
 		NR == FNR { if ($2 ~ /_write_begin$/) b[$3 " " $4] = $5; if ($2 ~ /_write_end$/) x[$3 " " $4] = 1; next }
-		$2 ~ e && (l == "heap" ? $3 !~ /^ffffffff8/ : $3 == l) {
+		$2 ~ e && (l == "heap" ? $3 !~ /^ff(ffffff|[a-e])/ : $3 == l) {
 			n++
 			k = $3 " " $4
 			if (e ~ /retry/ && (k in b)) { j++; w[b[k]]++ }
@@ -121,6 +123,13 @@ check "trace-cmd text: rename_lock's retries joined to their writes ($2 of $1;$(
 set -- $(joined heap seqcount_read_retry)
 check "trace-cmd text: the dentries' d_seq retries (locks in the heap) joined to their writes ($2 of $1;$(shift 2; echo " by writer:" "$@"))" \
 	test "$1" -gt 0 -a "$2" -ge $(($1 - 4))
+# One join as it reads: a retry of rename_lock and the write_begin with its
+# (lock, seq), in trace-cmd's own words.
+awk -v l="$rl" '$2 == "seqcount_read_retry" && $3 == l { print $4; exit }' "$tmp/rec" >"$tmp/seq"
+if [ -s "$tmp/seq" ]; then
+	grep -E "seqcount_(write_begin|read_retry): +lock=0x$rl seq=$(cat "$tmp/seq") " "$tmp/report" |
+		head -3 | sed 's/^ */  joined in the text: /'
+fi
 set -- $(joined "$rl" seqcount_read_wait)
 echo "  rename_lock's waits: $2 of $1 joined to the write_end that ended them"
 set -- $(joined "$tk" frlock_read_wait)

@@ -18,6 +18,18 @@ else
 	not_ok "KUnit frlock suite passed ($(cat "$tmp/modprobe.err"; grep -m3 'not ok' "$results" 2>/dev/null | tr '\n' ' '))"
 fi
 rmmod frlock_kunit 2>/dev/null
+# The seqcount events' suite: on the lockdep kernel its
+# seqcount_test_probe_reads_own_lock case is the review's D8 (a
+# write_begin probe that reads the seqcount it traces must get no lockdep
+# report); the console scan judges the rest.
+sc=/sys/kernel/debug/kunit/seqcount_trace/results
+modprobe seqcount_kunit 2>"$tmp/modprobe.err"
+if [ -r "$sc" ] && grep -q '^ *ok [0-9]* seqcount_trace$' "$sc"; then
+	ok "KUnit seqcount_trace suite passed ($(grep -c '^ *ok [0-9]* seqcount_test_' "$sc") cases, D8's among them)"
+else
+	not_ok "KUnit seqcount_trace suite passed ($(cat "$tmp/modprobe.err"; grep -m3 'not ok' "$sc" 2>/dev/null | tr '\n' ' '))"
+fi
+rmmod seqcount_kunit 2>/dev/null
 
 traced_load "$1" 200 /opt/frlock/bpf/frlock-hold.bt 5
 [ $load_rc -eq 0 ] && ok "gettimeofday load with adjtimex writers ran $1 s ($(tail -1 "$tmp/load.out"))" ||

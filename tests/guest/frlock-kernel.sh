@@ -61,6 +61,9 @@ kunit() {
 }
 kunit
 
+# The seqcount events' own suite (patches/seqcount/, patch 2).
+"$(dirname "$0")/seqcount-kunit.sh"
+
 # --- Timekeeping's frlock under a gettimeofday syscall load ---------------
 
 . "$(dirname "$0")/events.sh"
