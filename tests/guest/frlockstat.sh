@@ -14,16 +14,9 @@ if [ ! -x "$F" ]; then
 	not_ok "frlockstat is built (no $F: run make -C bpf)"
 	exit 0
 fi
-# Series v3's events carry a name and frlock's reads end with read_done;
-# v4's carry (lock, seq, caller) and frlock readers wait as seqcount's do.
-# Timekeeping's frlock is named by the events on v3 (tk_core.lock), by its
-# symbol on v4 (tk_core: the count is the struct's first member).
-if [ -d /sys/kernel/tracing/events/frlock/frlock_read_done ]; then
-	series=v3 tk=tk_core.lock
-else
-	series=v4 tk=tk_core
-fi
-echo "  events of series $series"
+# The events carry (lock, seq, caller): timekeeping's frlock is named by
+# its symbol, tk_core (the count is the struct's first member).
+tk=tk_core
 
 for mode in tp_btf raw_tp; do
 	opt=
@@ -46,23 +39,14 @@ for mode in tp_btf raw_tp; do
 	writes=$(field writes "$tmp/$mode.tk")
 	check "frlockstat ($mode) saw ${writes:-no} $tk writes, with hold times" \
 		grep -q '"writes":[1-9][0-9]*,.*"hold_ns":\[{' "$tmp/$mode.tk"
-	if [ $series = v3 ]; then
-		retried=$(field retried_reads "$tmp/$mode.tk")
-		check "frlockstat ($mode) saw ${retried:-no} $tk reads retry" \
-			grep -q '"retried_reads":[1-9][0-9]*,.*"retries_per_read":\[{"min":1' "$tmp/$mode.tk"
-		check "frlockstat ($mode) names writer and reader call sites" \
-			sh -c "grep -q '\"kind\":\"write\",\"caller\":\"timekeeping_advance+' $tmp/$mode.json &&
-			       grep -q '\"kind\":\"retry\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json &&
-			       grep -q '\"kind\":\"read\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json"
-	else
-		retries=$(field retries "$tmp/$mode.tk")
-		check "frlockstat ($mode) saw ${retries:-no} $tk retries, joined to their writes, and its readers wait" \
-			sh -c "grep -q '\"retries\":[1-9][0-9]*,.*\"retries_joined\":[1-9]' '$tmp/$mode.tk' &&
-			       grep -q '\"waits\":[1-9][0-9]*,\"waits_joined\":[1-9]' '$tmp/$mode.tk'"
-		check "frlockstat ($mode) names writer and reader call sites" \
-			sh -c "grep -q '\"kind\":\"write\",\"caller\":\"timekeeping_advance+' $tmp/$mode.json &&
-			       grep -q '\"kind\":\"retry\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json"
-	fi
+	retries=$(field retries "$tmp/$mode.tk")
+	waits=$(field waits "$tmp/$mode.tk")
+	check "frlockstat ($mode) saw ${retries:-no} $tk retries, joined to their writes, and ${waits:-no} waits, each timed" \
+		sh -c "grep -q '\"retries\":[1-9][0-9]*,.*\"retries_joined\":[1-9]' '$tmp/$mode.tk' &&
+		       test '$(field waits_joined "$tmp/$mode.tk")' = '${waits:-x}'"
+	check "frlockstat ($mode) names writer and reader call sites" \
+		sh -c "grep -q '\"kind\":\"write\",\"caller\":\"timekeeping_advance+' $tmp/$mode.json &&
+		       grep -q '\"kind\":\"retry\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json"
 	grep '"type":"frlockstat".*"lock":"jiffies_seq"' "$tmp/$mode.json" >"$tmp/$mode.jq"
 	# 1000 adjtimex calls a second, each opening a section in do_adjtimex
 	# and one in timekeeping_advance, against the tick's 250 in the latter.
@@ -175,7 +159,7 @@ check "frlockstat -j -L dentry.d_seq: one row for every dentry's d_seq, a slab c
 # Two counters the kernel's call sites both spell "seq": each task's
 # fs_struct's (written by chdir: set_fs_pwd) and the hrtimer bases' (per
 # CPU, written when timers run). Series v3 named both "seq" in its events,
-# and v1 of frlockstat showed them as one row; they are two rows (an
+# and frlockstat v1 showed them as one row; they are two rows (an
 # fs_struct is fs_struct.seq, or where SLUB merged its cache with another,
 # the cache's name, the offset and the writer).
 chdirs() {
@@ -198,18 +182,6 @@ hr_row=$(grep '"naming":"percpu"' "$tmp/seq" | grep '"top_writer":"__hrtimer_run
 check "two unrelated counters spelled \"seq\" are two rows: the fs_struct's (${fs_row:-none}, a slab object) and an hrtimer base's (${hr_row:-none}, per CPU)" \
 	sh -c "test -n '$fs_row' -a -n '$hr_row' && test '$fs_row' != '$hr_row' &&
 	       case '$hr_row' in hrtimer_bases.clock_base*.seq) true ;; *) false ;; esac"
-if [ $series = v3 ]; then
-	# The events' own name: -L seq keeps the instances whose call sites
-	# spell it, and they are still rows of their own.
-	"$F" -j -k seqcount -L seq 4 1 >"$tmp/seqname" 2>"$tmp/seqname.err" &
-	stat=$!
-	wait_attached $stat "$tmp/seqname.err" '^Tracing' 600
-	chdirs
-	wait $stat
-	check "frlockstat -L seq (series v3: the events' name \"seq\"): the rows ${fs_row:-none} and ${hr_row:-none}, apart" \
-		sh -c "test -n '$fs_row' -a -n '$hr_row' && grep -qF '\"lock\":\"$fs_row\"' '$tmp/seqname' &&
-		       grep -qF '\"lock\":\"$hr_row\"' '$tmp/seqname'"
-fi
 
 # --- The time readers lost, and the writers that cost it ----------------------
 # A rename storm: rename_lock's readers wait and retry, and so do the
