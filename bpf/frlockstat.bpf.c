@@ -4,8 +4,8 @@
  * times, retries, waits, the time readers lose to them and the writers
  * that cost it.
  *
- * The handlers take the events' fields with series v4's meaning, the same
- * in both trace systems: @seq names a write section by the even count it
+ * The events (series v4) are (lock, seq, caller), the same in both trace
+ * systems: @seq names a write section by the even count it
  * opened at, in every event: a write's own, the section a waiting reader
  * waits for, the section that collided with a retried pass (the count the
  * pass started from). Every join is equality on (lock, seq). The programs
@@ -102,20 +102,6 @@ struct {
 	__type(key, struct write_key);
 	__type(value, struct write_rec);
 } recent_writes SEC(".maps");
-
-/* Series v3, frlock: the time of a task's first retry of its read, per lock. */
-struct read_key {
-	u64 lock;
-	u32 pid;
-	u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct read_key);
-	__type(value, u64);
-} read_start SEC(".maps");
 
 /* Per call site (-w, -c): sized by userspace (--max-sites). */
 struct {
@@ -253,10 +239,8 @@ static __always_inline u64 classify(u64 addr, struct lock_stat *st)
  * filter leaves it out or it could not be created (counted). The hot
  * path is one lookup by address (kernel image, modules, unnamed
  * addresses), or two through lock_keys; nothing is read or hashed there.
- * @name: series v3's event name, kept for frlock's label; NULL in v4.
  */
-static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, const char *name,
-						     u64 *keyp)
+static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, u64 *keyp)
 {
 	struct lock_stat *st, *new;
 	struct key_val *kv, nkv = {};
@@ -284,8 +268,6 @@ static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, const c
 	__builtin_memset(new, 0, sizeof(*new));
 	new->kind = kind;
 	new->lock = addr;
-	if (name)
-		bpf_probe_read_kernel_str(new->name, sizeof(new->name), name);
 	nkv.key = classify(addr, new);
 	/* -L 0xADDR: that one address is its own instance. */
 	if (targ_addr && addr == targ_addr)
@@ -447,7 +429,7 @@ static __always_inline void wait_timed(struct lock_stat *st, u64 key, const stru
  * barriers on both sides).
  */
 static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long caller,
-				     u32 kind, const char *name)
+				     u32 kind)
 {
 	struct write_key wk = { .lock = lock, .seq = seq };
 	struct write_rec *w;
@@ -464,7 +446,7 @@ static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long
 	now = bpf_ktime_get_ns();
 	ns = now - w->begin_ns;
 	__sync_lock_test_and_set(&w->end_ns, now);
-	st = instance_of(lock, kind, name, &key);
+	st = instance_of(lock, kind, &key);
 	if (!st)
 		return 0;
 	first_site(&st->writer, w->caller);
@@ -484,7 +466,7 @@ static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long
 }
 
 static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long caller,
-				     u32 kind, const char *name)
+				     u32 kind)
 {
 	struct write_key wk = { .lock = lock, .seq = seq };
 	struct write_rec *w;
@@ -492,7 +474,7 @@ static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long
 	u64 key, now, end;
 	u32 i;
 
-	st = instance_of(lock, kind, name, &key);
+	st = instance_of(lock, kind, &key);
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->waits, 1);
@@ -523,28 +505,22 @@ static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long
 /*
  * A retry; @start is the count its failed pass started from, the count the
  * write that collided with it opened at: that write's begin to now is a
- * lower bound of the time this reader lost. @joinable: false where the
- * event carries no start count (series v3's frlock).
+ * lower bound of the time this reader lost.
  */
 static __always_inline int read_retry(void *ctx, u64 lock, u32 start, unsigned long caller,
-				      u32 kind, bool joinable, const char *name,
-				      struct lock_stat **stp, u64 *keyp)
+				      u32 kind)
 {
 	struct write_key wk = { .lock = lock, .seq = start };
 	struct write_rec *w;
 	struct lock_stat *st;
 	u64 key, ns;
 
-	st = instance_of(lock, kind, name, &key);
-	*stp = st;
-	*keyp = key;
+	st = instance_of(lock, kind, &key);
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->retries, 1);
 	first_site(&st->reader, caller);
 	site_add(ctx, key, caller, CALLER_RETRY, 0, 0);
-	if (!joinable)
-		return 0;
 	w = bpf_map_lookup_elem(&recent_writes, &wk);
 	if (!w)
 		return 0;
@@ -557,135 +533,37 @@ static __always_inline int read_retry(void *ctx, u64 lock, u32 start, unsigned l
 }
 
 /* ------------------------------------------------------------------------
- * Series v4: every event is (const void *lock, unsigned int seq,
- * unsigned long caller), in both systems, seq as above.
+ * Every event is (const void *lock, unsigned int seq, unsigned long caller),
+ * in both systems, seq as above.
  */
-#define V4_PROGS(type, pfx)							\
+#define PROGS(type, pfx)							\
 SEC(#type "/frlock_write_begin")						\
 int BPF_PROG(pfx##_fr_wbegin, const void *lock, unsigned int seq, unsigned long caller) \
 { return write_begin(ctx, (u64)lock, seq, caller); }	\
 SEC(#type "/frlock_write_end")							\
 int BPF_PROG(pfx##_fr_wend, const void *lock, unsigned int seq, unsigned long caller) \
-{ return write_end(ctx, (u64)lock, seq, caller, KIND_FRLOCK, NULL); }		\
+{ return write_end(ctx, (u64)lock, seq, caller, KIND_FRLOCK); }		\
 SEC(#type "/frlock_read_retry")							\
 int BPF_PROG(pfx##_fr_retry, const void *lock, unsigned int seq, unsigned long caller) \
-{										\
-	struct lock_stat *st;							\
-	u64 key;								\
-	return read_retry(ctx, (u64)lock, seq, caller, KIND_FRLOCK, true, NULL, &st, &key); \
-}										\
+{ return read_retry(ctx, (u64)lock, seq, caller, KIND_FRLOCK); }		\
 SEC(#type "/frlock_read_wait")							\
 int BPF_PROG(pfx##_fr_wait, const void *lock, unsigned int seq, unsigned long caller) \
-{ return read_wait(ctx, (u64)lock, seq, caller, KIND_FRLOCK, NULL); }		\
+{ return read_wait(ctx, (u64)lock, seq, caller, KIND_FRLOCK); }		\
 SEC(#type "/seqcount_write_begin")						\
 int BPF_PROG(pfx##_sc_wbegin, const void *lock, unsigned int seq, unsigned long caller) \
 { return write_begin(ctx, (u64)lock, seq, caller); }	\
 SEC(#type "/seqcount_write_end")						\
 int BPF_PROG(pfx##_sc_wend, const void *lock, unsigned int seq, unsigned long caller) \
-{ return write_end(ctx, (u64)lock, seq, caller, KIND_SEQCOUNT, NULL); }	\
+{ return write_end(ctx, (u64)lock, seq, caller, KIND_SEQCOUNT); }	\
 SEC(#type "/seqcount_read_retry")						\
 int BPF_PROG(pfx##_sc_retry, const void *lock, unsigned int seq, unsigned long caller) \
-{										\
-	struct lock_stat *st;							\
-	u64 key;								\
-	return read_retry(ctx, (u64)lock, seq, caller, KIND_SEQCOUNT, true, NULL, &st, &key); \
-}										\
+{ return read_retry(ctx, (u64)lock, seq, caller, KIND_SEQCOUNT); }		\
 SEC(#type "/seqcount_read_wait")						\
 int BPF_PROG(pfx##_sc_wait, const void *lock, unsigned int seq, unsigned long caller) \
-{ return read_wait(ctx, (u64)lock, seq, caller, KIND_SEQCOUNT, NULL); }
+{ return read_wait(ctx, (u64)lock, seq, caller, KIND_SEQCOUNT); }
 
 /* tp_btf, and raw_tp for kernels that cannot attach tp_btf programs. */
-V4_PROGS(tp_btf, v4b)
-V4_PROGS(raw_tp, v4r)
-
-/* ------------------------------------------------------------------------
- * Series v3, until the repository's series is v4: (lock, name, seq or
- * retries, caller). seqcount's writes and retries carry v4's meaning, its
- * waits the odd count found (v4: minus one).
- * frlock's writes carry a section number (only matched begin to end), its
- * retries a retry count (not joined), and its reads end with read_done,
- * which times a retried read from its first retry.
- */
-static __always_inline int v3_fr_retry(void *ctx, u64 lock, const char *name,
-				       unsigned int retries, unsigned long caller)
-{
-	struct read_key rk = { .lock = lock, .pid = (u32)bpf_get_current_pid_tgid() };
-	struct lock_stat *st;
-	u64 now, key;
-	long err;
-
-	read_retry(ctx, lock, 0, caller, KIND_FRLOCK, false, name, &st, &key);
-	if (!st || retries != 1)
-		return 0;
-	now = bpf_ktime_get_ns();
-	err = bpf_map_update_elem(&read_start, &rk, &now, BPF_ANY);
-	if (err)
-		drop(err, DROP_READ_START);
-	return 0;
-}
-
-static __always_inline int v3_fr_done(void *ctx, u64 lock, const char *name,
-				      unsigned int retries, unsigned long caller)
-{
-	struct read_key rk = { .lock = lock, .pid = (u32)bpf_get_current_pid_tgid() };
-	struct lock_stat *st;
-	u64 *start, lost = 0, key;
-
-	st = instance_of(lock, KIND_FRLOCK, name, &key);
-	if (!st)
-		return 0;
-	__sync_fetch_and_add(&st->retried_reads, 1);
-	hist_add(&st->retries_per_read, retries);
-	start = bpf_map_lookup_elem(&read_start, &rk);
-	if (start) {
-		lost = bpf_ktime_get_ns() - *start;
-		hist_add(&st->lost_ns, lost);
-		__sync_fetch_and_add(&st->lost_ns_sum, lost);
-		bpf_map_delete_elem(&read_start, &rk);
-	}
-	site_add(ctx, key, caller, CALLER_READ, lost, 0);
-	return 0;
-}
-
-#define V3_PROGS(type, pfx)							\
-SEC(#type "/frlock_write_begin")						\
-int BPF_PROG(pfx##_fr_wbegin, const void *fc, const char *name,		\
-	     unsigned int seq, unsigned long caller)				\
-{ return write_begin(ctx, (u64)fc, seq, caller); }		\
-SEC(#type "/frlock_write_end")							\
-int BPF_PROG(pfx##_fr_wend, const void *fc, const char *name,		\
-	     unsigned int seq, unsigned long caller)				\
-{ return write_end(ctx, (u64)fc, seq, caller, KIND_FRLOCK, name); }		\
-SEC(#type "/frlock_read_retry")							\
-int BPF_PROG(pfx##_fr_retry, const void *fc, const char *name,		\
-	     unsigned int retries, unsigned long caller)			\
-{ return v3_fr_retry(ctx, (u64)fc, name, retries, caller); }				\
-SEC(#type "/frlock_read_done")							\
-int BPF_PROG(pfx##_fr_done, const void *fc, const char *name,		\
-	     unsigned int retries, unsigned long caller)			\
-{ return v3_fr_done(ctx, (u64)fc, name, retries, caller); }				\
-SEC(#type "/seqcount_write_begin")						\
-int BPF_PROG(pfx##_sc_wbegin, const void *s, const char *name,		\
-	     unsigned int seq, unsigned long caller)				\
-{ return write_begin(ctx, (u64)s, seq, caller); }	\
-SEC(#type "/seqcount_write_end")						\
-int BPF_PROG(pfx##_sc_wend, const void *s, const char *name,		\
-	     unsigned int seq, unsigned long caller)				\
-{ return write_end(ctx, (u64)s, seq, caller, KIND_SEQCOUNT, name); }	\
-SEC(#type "/seqcount_read_retry")						\
-int BPF_PROG(pfx##_sc_retry, const void *s, const char *name,		\
-	     unsigned int seq, unsigned long caller)				\
-{										\
-	struct lock_stat *st;							\
-	u64 key;								\
-	return read_retry(ctx, (u64)s, seq, caller, KIND_SEQCOUNT, true, name, &st, &key); \
-}										\
-SEC(#type "/seqcount_read_wait")						\
-int BPF_PROG(pfx##_sc_wait, const void *s, const char *name,		\
-	     unsigned int seq, unsigned long caller)				\
-{ return read_wait(ctx, (u64)s, seq - 1, caller, KIND_SEQCOUNT, name); }
-
-V3_PROGS(tp_btf, v3b)
-V3_PROGS(raw_tp, v3r)
+PROGS(tp_btf, btf)
+PROGS(raw_tp, raw)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -75,9 +75,7 @@ enum { OPT_MAX_LOCKS = 1000, OPT_MAX_SITES };
 static volatile sig_atomic_t exiting;
 static struct textfile *textfile;	/* -P */
 
-/* The kernel's events: which series, which systems, what each can tell. */
-enum abi { ABI_NONE, ABI_V3, ABI_V4 };
-static enum abi abi;
+/* The kernel's events: which systems, what each can tell. */
 static bool has_frlock, has_seqcount;
 static unsigned int caps[3];		/* enum lock_caps, per enum lock_kind */
 static struct btf *vmlinux_btf;
@@ -251,7 +249,9 @@ static const char *errname(int err)
 /*
  * A tracepoint's arguments as BTF has them (its btf_trace_ typedef, a
  * pointer to a function whose first parameter is the context), or -1 if
- * the kernel has no such tracepoint. Series v3's events have 4, v4's 3.
+ * the kernel has no such tracepoint. Series v4's events have 3 (lock,
+ * seq, caller); v3's had 4 (a name too), which this frlockstat does not
+ * read.
  */
 static int tp_nargs(const char *name)
 {
@@ -268,20 +268,6 @@ static int tp_nargs(const char *name)
 		return -1;
 	t = btf__type_by_id(vmlinux_btf, t->type);
 	return t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : -1;
-}
-
-static enum abi detect_abi(void)
-{
-	int fr = tp_nargs("frlock_write_begin"), sc = tp_nargs("seqcount_write_begin");
-	int n = fr >= 0 ? fr : sc;
-
-	has_frlock = fr >= 0;
-	has_seqcount = sc >= 0;
-	if (n == 4 && (sc < 0 || sc == 4))
-		return ABI_V3;
-	if (n == 3 && (sc < 0 || sc == 3))
-		return ABI_V4;
-	return ABI_NONE;
 }
 
 /*
@@ -311,7 +297,7 @@ static int probe_tp_btf(const char *event)
 /* Load the programs of this kernel's series, of one attach type, of the kinds asked. */
 static void set_autoload(struct frlockstat_bpf *obj, bool raw_tp)
 {
-	char want[4] = { 'v', abi == ABI_V4 ? '4' : '3', raw_tp ? 'r' : 'b', '_' };
+	const char *want = raw_tp ? "raw_" : "btf_";
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, obj->obj) {
@@ -319,7 +305,7 @@ static void set_autoload(struct frlockstat_bpf *obj, bool raw_tp)
 		bool seqcount = strstr(bpf_program__section_name(prog), "/seqcount_") != NULL;
 		unsigned int kind = seqcount ? KIND_SEQCOUNT : KIND_FRLOCK;
 
-		bpf_program__set_autoload(prog, !strncmp(name, want, 4) &&
+		bpf_program__set_autoload(prog, !strncmp(name, want, strlen(want)) &&
 					  (seqcount ? has_seqcount : has_frlock) &&
 					  (!env.kind || env.kind == kind));
 	}
@@ -484,11 +470,6 @@ static void label_of(const struct lock_stat *st, const struct ksyms *ksyms, char
 	const char *f;
 	int id;
 
-	/* Series v3 named frlocks in its events; v4 leaves naming to us. */
-	if (abi == ABI_V3 && st->kind == KIND_FRLOCK && st->name[0]) {
-		snprintf(buf, len, "%s", st->name);
-		return;
-	}
 	switch (st->naming) {
 	case NAMING_SYMBOL:
 		ksyms__format(ksyms, st->lock, buf, len);
@@ -525,7 +506,7 @@ static void label_of(const struct lock_stat *st, const struct ksyms *ksyms, char
 	default:
 		f = func_of(ksyms, st->writer ? st->writer : st->reader, fn, sizeof(fn));
 		if (f)
-			snprintf(buf, len, "%.31s@%.31s", st->name, f);
+			snprintf(buf, len, "@%.60s", f);
 		else
 			snprintf(buf, len, "0x%llx", st->lock);
 		return;
@@ -550,7 +531,7 @@ static void cached_label(unsigned long long key, const struct lock_stat *st,
 			 const struct ksyms *ksyms, char *buf, size_t len)
 {
 	bool stable = st->naming == NAMING_SYMBOL || st->naming == NAMING_PERCPU ||
-		      st->writer || (abi == ABI_V3 && st->kind == KIND_FRLOCK && st->name[0]);
+		      st->writer;
 
 	for (int i = 0; i < nr_label_cache; i++)
 		if (label_cache[i].key == key) {
@@ -707,7 +688,7 @@ static const char *kind_name(unsigned int kind)
 }
 
 static const char *const caller_kinds[NR_CALLER_KINDS] = {
-	"write", "retry", "read", "wait", "caused", "causedwait",
+	"write", "retry", "wait", "caused", "causedwait",
 };
 
 /*
@@ -908,21 +889,20 @@ static void pct_str(const struct hist *h, int pct, char *buf, size_t len)
 
 /*
  * The time readers lost: every wait timed (exact), and per joined retry
- * the colliding write's begin to the retry, or on series v3 a retried
- * frlock read's first retry to its success (lower bounds). @bound: the
+ * the colliding write's begin to the retry (lower bounds). @bound: the
  * figure is a lower bound (it holds a bound, or events not timed).
  */
 static unsigned long long lost_ns(const struct lock_stat *d, bool *bound)
 {
 	*bound = d->retries > 0 || d->waits_timed < d->waits;
-	return d->wait_ns_sum + d->retry_lb_ns_sum + d->lost_ns_sum;
+	return d->wait_ns_sum + d->retry_lb_ns_sum;
 }
 
 /* The distribution of the same, per reader that lost time. */
 static void lost_hist(const struct lock_stat *d, struct hist *h)
 {
 	for (int k = 0; k < MAX_SLOTS; k++)
-		h->slots[k] = d->wait_ns.slots[k] + d->retry_lb_ns.slots[k] + d->lost_ns.slots[k];
+		h->slots[k] = d->wait_ns.slots[k] + d->retry_lb_ns.slots[k];
 }
 
 /* A duration per second as a cell: "≥1.2ms". */
@@ -952,7 +932,7 @@ static void lost99_str(const struct lock_stat *d, char *buf, size_t len)
 		snprintf(buf, len, "-");
 		return;
 	}
-	if (d->retry_lb_ns_sum || d->lost_ns_sum) {
+	if (d->retry_lb_ns_sum) {
 		snprintf(buf, len, "≥");
 		snprint_slot_bound(buf + 3, len - 3, hist_slot_min(slot));
 		return;
@@ -1078,8 +1058,6 @@ static void print_hists(const struct interval *iv)
 		       r->d.writes, r->d.retries);
 		if (cap & CAP_WAITS)
 			printf(", %llu waits", r->d.waits);
-		if (cap & CAP_READ_DONE)
-			printf(", %llu reads retried", r->d.retried_reads);
 		printf("\n");
 		print_hist("writer hold time (ns)", &r->d.hold_ns, "hold");
 		if (cap & CAP_WAITS)
@@ -1088,11 +1066,6 @@ static void print_hists(const struct interval *iv)
 		if (cap & CAP_JOIN)
 			print_hist("reader time lost to a retry, at least (ns, the colliding "
 				   "write's begin to the retry)", &r->d.retry_lb_ns, "retry");
-		if (cap & CAP_READ_DONE) {
-			print_hist("retries per retried read", &r->d.retries_per_read, "retry");
-			print_hist("time lost to retries per read (ns, first retry to success)",
-				   &r->d.lost_ns, "retry");
-		}
 		if (env.per_caller)
 			print_sites_text(i);
 		printf("\n");
@@ -1155,7 +1128,7 @@ static void print_json(const struct interval *iv)
 		       (long long)iv->now.tv_sec, iv->now.tv_nsec / 1000000, env.interval, iv->dt);
 		json_str(r->label);
 		printf(",\"kind\":\"%s\",\"naming\":\"%s\",\"class\":%s,\"addr\":", kind_name(r->kind),
-		       abi == ABI_V3 && r->kind == KIND_FRLOCK ? "event" : naming_names[r->naming],
+		       naming_names[r->naming],
 		       r->class ? "true" : "false");
 		if (r->class)
 			printf("null");
@@ -1168,10 +1141,6 @@ static void print_json(const struct interval *iv)
 		if (cap & CAP_JOIN)
 			printf(",\"retries_joined\":%llu,\"retry_lost_lb_ns\":%llu",
 			       d->retries_joined, d->retry_lb_ns_sum);
-		/* Series v3: v1's fields, frlock's only meaningful (0 and [] for seqcount). */
-		if (abi == ABI_V3)
-			printf(",\"retried_reads\":%llu,\"lost_ns_sum\":%llu", d->retried_reads,
-			       d->lost_ns_sum);
 		printf(",\"hold_ns_sum\":%llu,\"lost\":{\"ns\":%llu,\"bound\":%s}", d->hold_ns_sum,
 		       lost, bound ? "true" : "false");
 		printf(",\"top_writer\":");
@@ -1183,18 +1152,12 @@ static void print_json(const struct interval *iv)
 			printf(",\"waits\":%llu,\"waits_joined\":%llu", t->waits, t->waits_timed);
 		if (cap & CAP_JOIN)
 			printf(",\"retries_joined\":%llu", t->retries_joined);
-		if (abi == ABI_V3)
-			printf(",\"retried_reads\":%llu", t->retried_reads);
 		printf("}");
 		json_hist("hold_ns", &d->hold_ns);
 		if (cap & CAP_WAITS)
 			json_hist("wait_ns", &d->wait_ns);
 		if (cap & CAP_JOIN)
 			json_hist("retry_lb_ns", &d->retry_lb_ns);
-		if (abi == ABI_V3) {
-			json_hist("retries_per_read", &d->retries_per_read);
-			json_hist("lost_ns", &d->lost_ns);
-		}
 		printf("}\n");
 	}
 }
@@ -1350,7 +1313,7 @@ static void report_unmatched(void)
  * -L 0xADDR: one address, applied by the BPF programs before they count
  * anything. -L NAME: a row's name (rename_lock, dentry.d_seq), or the
  * start of one up to a member or offset (hrtimer_bases keeps every
- * hrtimer_bases.clock_base[N].seq), or on series v3 the events' name;
+ * hrtimer_bases.clock_base[N].seq);
  * applied here to what the programs counted.
  */
 static void resolve_filter(void)
@@ -1375,14 +1338,12 @@ static void resolve_filter(void)
 	env.addr = addr;
 }
 
-/* Does the row name @label (or the events' @evname) pass -L? */
-static bool label_matches(const char *label, const char *evname)
+/* Does the row named @label pass -L? */
+static bool label_matches(const char *label)
 {
 	size_t n = strlen(env.name);
 
-	if (!strncmp(label, env.name, n) && strchr("\0.[+", label[n]))
-		return true;
-	return abi == ABI_V3 && !strcmp(evname, env.name);
+	return !strncmp(label, env.name, n) && strchr("\0.[+@", label[n]);
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -1424,7 +1385,7 @@ static void collect_rows(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 			st.writes += st.hold_ns.slots[k];
 		lock_delta(key, &st, &d);
 		cached_label(key, &st, ksyms, label, sizeof(label));
-		if (env.by_label && !label_matches(label, st.name)) {
+		if (env.by_label && !label_matches(label)) {
 			note_unmatched(label, st.kind);
 			continue;
 		}
@@ -1621,10 +1582,17 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_print_fn);
 
 	vmlinux_btf = btf__load_vmlinux_btf();
-	abi = vmlinux_btf ? detect_abi() : ABI_NONE;
-	if (abi == ABI_NONE) {
+	has_frlock = vmlinux_btf && tp_nargs("frlock_write_begin") >= 0;
+	has_seqcount = vmlinux_btf && tp_nargs("seqcount_write_begin") >= 0;
+	if (!has_frlock && !has_seqcount) {
 		fprintf(stderr, "frlockstat: this kernel has no frlock tracepoints and no seqcount "
 			"ones (boot the frlock kernel: kernel/build --variant frlock)\n");
+		return 2;
+	}
+	if ((has_frlock && tp_nargs("frlock_write_begin") != 3) ||
+	    (has_seqcount && tp_nargs("seqcount_write_begin") != 3)) {
+		fprintf(stderr, "frlockstat: this kernel's sequence lock events are not series v4's "
+			"(lock, seq, caller): boot a kernel of the repository's series\n");
 		return 2;
 	}
 	if ((env.kind == KIND_SEQCOUNT && !has_seqcount) || (env.kind == KIND_FRLOCK && !has_frlock)) {
@@ -1632,7 +1600,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	caps[KIND_SEQCOUNT] = CAP_WAITS | CAP_JOIN;
-	caps[KIND_FRLOCK] = abi == ABI_V4 ? CAP_WAITS | CAP_JOIN : CAP_READ_DONE;
+	caps[KIND_FRLOCK] = CAP_WAITS | CAP_JOIN;
 	/* Symbols name the locks and resolve -L. */
 	ksyms = ksyms_refresh(NULL);
 	if (!ksyms)

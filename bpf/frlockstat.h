@@ -50,7 +50,6 @@ struct lock_stat {
 	unsigned int merged;		/* slab: SLUB merged other caches into this one */
 	unsigned int pad;
 	char cache[NAME_LEN];		/* slab: the cache's name */
-	char name[NAME_LEN];		/* series v3 only: the events' name */
 	unsigned long long writer;	/* the first writer site seen */
 	unsigned long long reader;	/* the first reader site seen (retry or wait) */
 	unsigned long long writes;	/* hold_ns's total, added up by userspace */
@@ -58,22 +57,17 @@ struct lock_stat {
 	unsigned long long waits;	/* readers that found a write open */
 	unsigned long long retries_joined;	/* retries whose colliding write was seen */
 	unsigned long long waits_timed;	/* waits timed to the end of their write */
-	unsigned long long retried_reads;	/* series v3, frlock: reads that retried */
 	unsigned long long hold_ns_sum;	/* the histograms' exact sums */
 	unsigned long long wait_ns_sum;
 	unsigned long long retry_lb_ns_sum;
-	unsigned long long lost_ns_sum;	/* series v3, frlock */
 	struct hist hold_ns;		/* write_begin to write_end */
 	struct hist wait_ns;		/* a wait to the end of the write it waited for */
 	struct hist retry_lb_ns;	/* the colliding write's begin to the retry */
-	struct hist retries_per_read;	/* series v3, frlock: each retried read's retries */
-	struct hist lost_ns;		/* series v3, frlock: first retry to read_done */
 };
 
 enum caller_kind {
 	CALLER_WRITE,		/* write sections per writer site, hold time */
 	CALLER_RETRY,		/* retries per reader site */
-	CALLER_READ,		/* series v3, frlock: retried reads per reader site, time lost */
 	CALLER_WAIT,		/* waits per reader site */
 	CALLER_CAUSED,		/* retries per writer site of the write that collided,
 				 * and that write's begin to the retry (a lower bound
@@ -88,7 +82,6 @@ enum drop_map {
 	DROP_STATS,		/* a new instance */
 	DROP_CALLERS,		/* a new call site */
 	DROP_WRITES,		/* a write section's begin */
-	DROP_READ_START,	/* series v3, frlock: a read's first retry */
 	DROP_WAITERS,		/* a wait beyond the WAITERS timed per write */
 	NR_DROP_MAPS,
 };
@@ -103,7 +96,7 @@ enum drop_reason {
 /* A write section, kept per (lock, seq) for its end and the readers it cost. */
 struct write_key {
 	unsigned long long lock;
-	unsigned int seq;	/* the even count the section opened at (series v4) */
+	unsigned int seq;	/* the even count the section opened at */
 	unsigned int pad;
 };
 

@@ -29,7 +29,7 @@
 #define MAX_MISSED	16
 
 const char *const drop_map_names[NR_DROP_MAPS] = {
-	"stats", "callers", "recent_writes", "read_start", "wait_slots",
+	"stats", "callers", "recent_writes", "wait_slots",
 };
 const char *const drop_reason_names[NR_DROP_REASONS] = { "full", "busy", "other" };
 
@@ -231,7 +231,7 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 }
 
 /* Which of a lock's figures a family exports; @caps: what it needs. */
-enum lock_value { V_WRITES, V_RETRIES, V_WAITS, V_RETRIED_READS };
+enum lock_value { V_WRITES, V_RETRIES, V_WAITS };
 
 static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lock_value v,
 			 unsigned int caps, const char *help)
@@ -241,7 +241,7 @@ static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lo
 		const struct tf_lock *l = &tf->locks[i];
 		const struct lock_stat *st = &l->st;
 		unsigned long long n = v == V_WRITES ? st->writes : v == V_RETRIES ? st->retries :
-				       v == V_WAITS ? st->waits : st->retried_reads;
+				       st->waits;
 
 		if ((l->caps & caps) != caps)
 			continue;
@@ -251,7 +251,7 @@ static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lo
 	}
 }
 
-enum lock_hist { H_HOLD, H_WAIT, H_RETRY_LB, H_LOST };
+enum lock_hist { H_HOLD, H_WAIT, H_RETRY_LB };
 
 static void lock_histogram(FILE *f, struct textfile *tf, const char *name, enum lock_hist which,
 			   unsigned int caps, const char *help)
@@ -261,10 +261,9 @@ static void lock_histogram(FILE *f, struct textfile *tf, const char *name, enum 
 		const struct tf_lock *l = &tf->locks[i];
 		const struct lock_stat *st = &l->st;
 		const struct hist *h = which == H_HOLD ? &st->hold_ns : which == H_WAIT ? &st->wait_ns :
-				       which == H_RETRY_LB ? &st->retry_lb_ns : &st->lost_ns;
+				       &st->retry_lb_ns;
 		unsigned long long sum = which == H_HOLD ? st->hold_ns_sum :
-					 which == H_WAIT ? st->wait_ns_sum :
-					 which == H_RETRY_LB ? st->retry_lb_ns_sum : st->lost_ns_sum;
+					 which == H_WAIT ? st->wait_ns_sum : st->retry_lb_ns_sum;
 		unsigned long long cum = 0;
 		int k;
 
@@ -377,8 +376,6 @@ int textfile_commit(struct textfile *tf)
 		lock_counter(f, tf, "frlock_read_retries_total", V_RETRIES, 0, "Read retries.");
 		lock_counter(f, tf, "frlock_read_waits_total", V_WAITS, CAP_WAITS,
 			     "Readers that found a write section open and waited for it.");
-		lock_counter(f, tf, "frlock_reads_retried_total", V_RETRIED_READS, CAP_READ_DONE,
-			     "Reads that retried at least once.");
 		lock_histogram(f, tf, "frlock_write_hold_seconds", H_HOLD, 0,
 			       "Time from write begin to write end.");
 		lock_histogram(f, tf, "frlock_read_wait_seconds", H_WAIT, CAP_WAITS,
@@ -387,8 +384,6 @@ int textfile_commit(struct textfile *tf)
 		lock_histogram(f, tf, "frlock_retry_lost_lower_bound_seconds", H_RETRY_LB, CAP_JOIN,
 			       "Per retry joined to the write that collided with it, that write's "
 			       "begin to the retry: a lower bound of the time the reader lost.");
-		lock_histogram(f, tf, "frlock_reader_lost_seconds", H_LOST, CAP_READ_DONE,
-			       "Time a retried read lost, from its first retry to its success.");
 		if (tf->nr_sites || tf->nr_known) {
 			site_family(f, tf, "frlock_site_writes_total", CALLER_WRITE, 0, false,
 				    "Write sections per writer site (symbol+offset).");
@@ -398,10 +393,6 @@ int textfile_commit(struct textfile *tf)
 				    "Read retries per reader site.");
 			site_family(f, tf, "frlock_site_read_waits_total", CALLER_WAIT, CAP_WAITS,
 				    false, "Waits per reader site.");
-			site_family(f, tf, "frlock_site_reads_retried_total", CALLER_READ,
-				    CAP_READ_DONE, false, "Retried reads per reader site.");
-			site_family(f, tf, "frlock_site_reader_lost_seconds_total", CALLER_READ,
-				    CAP_READ_DONE, true, "Time retried reads lost per reader site.");
 			site_family(f, tf, "frlock_site_caused_retries_total", CALLER_CAUSED,
 				    CAP_JOIN, false,
 				    "Retries per writer site of the write that collided with them.");

@@ -20,7 +20,6 @@
 enum lock_caps {
 	CAP_WAITS = 1,		/* a wait event: waits, and their time */
 	CAP_JOIN = 2,		/* retries carry their start count: joined to the write */
-	CAP_READ_DONE = 4,	/* series v3, frlock: a read's end (retried reads, time lost) */
 };
 
 struct textfile;

@@ -14,14 +14,9 @@ if [ ! -x "$F" ]; then
 	not_ok "frlockstat is built (no $F: run make -C bpf)"
 	exit 0
 fi
-# Series v3's events carry a name and frlock's reads end with read_done;
-# v4's carry (lock, seq, caller) and frlock readers wait as seqcount's do.
-if [ -d /sys/kernel/tracing/events/frlock/frlock_read_done ]; then
-	series=v3
-else
-	series=v4
-fi
-echo "  events of series $series"
+# The events carry (lock, seq, caller): timekeeping's frlock is named by
+# its symbol, tk_core (the count is the struct's first member).
+tk=tk_core
 
 for mode in tp_btf raw_tp; do
 	opt=
@@ -35,35 +30,27 @@ for mode in tp_btf raw_tp; do
 	gtod-load -t 2 -d 5 -w 1000 -i 0 >/dev/null 2>&1
 	wait $stat
 	rc=$?
-	grep '"lock":"tk_core.lock"' "$tmp/$mode.json" | grep '"type":"frlockstat"' >"$tmp/$mode.tk"
+	grep "\"lock\":\"$tk\"" "$tmp/$mode.json" | grep '"type":"frlockstat"' >"$tmp/$mode.tk"
 	head -c 600 "$tmp/$mode.tk" | sed "s/^/  $mode: /"
 	echo
 	check "frlockstat ($mode) ran" test $rc -eq 0
 	check "frlockstat ($mode): every record is schema version 2" \
 		sh -c "test -s '$tmp/$mode.json' && ! grep -v '^{\"type\":\"frlockstat[a-z_]*\",\"v\":2,' '$tmp/$mode.json'"
 	writes=$(field writes "$tmp/$mode.tk")
-	check "frlockstat ($mode) saw ${writes:-no} tk_core.lock writes, with hold times" \
+	check "frlockstat ($mode) saw ${writes:-no} $tk writes, with hold times" \
 		grep -q '"writes":[1-9][0-9]*,.*"hold_ns":\[{' "$tmp/$mode.tk"
-	if [ $series = v3 ]; then
-		retried=$(field retried_reads "$tmp/$mode.tk")
-		check "frlockstat ($mode) saw ${retried:-no} tk_core.lock reads retry" \
-			grep -q '"retried_reads":[1-9][0-9]*,.*"retries_per_read":\[{"min":1' "$tmp/$mode.tk"
-		check "frlockstat ($mode) names writer and reader call sites" \
-			sh -c "grep -q '\"kind\":\"write\",\"caller\":\"timekeeping_advance+' $tmp/$mode.json &&
-			       grep -q '\"kind\":\"retry\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json &&
-			       grep -q '\"kind\":\"read\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json"
-	else
-		retries=$(field retries "$tmp/$mode.tk")
-		check "frlockstat ($mode) saw ${retries:-no} tk_core.lock retries, joined to their writes" \
-			grep -q '"retries":[1-9][0-9]*,.*"retries_joined":[1-9]' "$tmp/$mode.tk"
-		check "frlockstat ($mode) names writer and reader call sites" \
-			sh -c "grep -q '\"kind\":\"write\",\"caller\":\"timekeeping_advance+' $tmp/$mode.json &&
-			       grep -q '\"kind\":\"retry\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json"
-	fi
+	retries=$(field retries "$tmp/$mode.tk")
+	waits=$(field waits "$tmp/$mode.tk")
+	check "frlockstat ($mode) saw ${retries:-no} $tk retries, joined to their writes, and ${waits:-no} waits, each timed" \
+		sh -c "grep -q '\"retries\":[1-9][0-9]*,.*\"retries_joined\":[1-9]' '$tmp/$mode.tk' &&
+		       test '$(field waits_joined "$tmp/$mode.tk")' = '${waits:-x}'"
+	check "frlockstat ($mode) names writer and reader call sites" \
+		sh -c "grep -q '\"kind\":\"write\",\"caller\":\"timekeeping_advance+' $tmp/$mode.json &&
+		       grep -q '\"kind\":\"retry\",\"caller\":\"ktime_get_real_ts64+' $tmp/$mode.json"
 	grep '"type":"frlockstat".*"lock":"jiffies_seq"' "$tmp/$mode.json" >"$tmp/$mode.jq"
 	# 1000 adjtimex calls a second, each opening a section in do_adjtimex
 	# and one in timekeeping_advance, against the tick's 250 in the latter.
-	check "frlockstat ($mode) -j: tk_core.lock is kind frlock, top writer timekeeping_advance; the tick's jiffies_seq a static seqcount named by its symbol, top writer tick_do_update_jiffies64" \
+	check "frlockstat ($mode) -j: $tk is kind frlock, top writer timekeeping_advance; the tick's jiffies_seq a static seqcount named by its symbol, top writer tick_do_update_jiffies64" \
 		sh -c "grep -q '\"kind\":\"frlock\",.*\"top_writer\":\"timekeeping_advance\",\"top_reader\":\"ktime_get_real_ts64\"' '$tmp/$mode.tk' &&
 		       grep -q '\"kind\":\"seqcount\",\"naming\":\"symbol\",\"class\":false,.*\"top_writer\":\"tick_do_update_jiffies64\"' '$tmp/$mode.jq'"
 	check "frlockstat ($mode) -j -c: site records carry their lock's kind" \
@@ -81,7 +68,7 @@ wait_attached $stat "$tmp/iv.err" '^Tracing' 600
 gtod-load -t 2 -d 4 -w 500 -i 0 >/dev/null 2>&1
 kill -INT $stat
 wait_sigint $stat
-grep '"type":"frlockstat".*"lock":"tk_core.lock"' "$tmp/iv.json" >"$tmp/iv.tk"
+grep "\"type\":\"frlockstat\".*\"lock\":\"$tk\"" "$tmp/iv.json" >"$tmp/iv.tk"
 sums=$(awk '{
 	match($0, /"writes":[0-9]+/); w += substr($0, RSTART + 9, RLENGTH - 9)
 	match($0, /"retries":[0-9]+/); r += substr($0, RSTART + 10, RLENGTH - 10)
@@ -93,14 +80,12 @@ check "frlockstat -j 1: $1 intervals whose writes and retries add up to the runn
 	test "$1" -ge 3 -a "$2,$3" = "$4"
 
 # -L with a name no lock has: empty intervals, one line naming what there
-# is (tk_core.lock writes at every tick), and exit status 1 at the end.
+# is (timekeeping's frlock writes at every tick), and exit status 1 at the end.
 "$F" -L no_such_lock 2 1 >"$tmp/filter" 2>&1
 filter_rc=$?
 sed 's/^/  /' "$tmp/filter"
 check "frlockstat -L with a name no lock has exits 1 (exit $filter_rc)" test $filter_rc -eq 1
 check "frlockstat -L filters out other locks" grep -qx '(no lock activity on no_such_lock)' "$tmp/filter"
-tk=tk_core.lock
-[ $series = v4 ] && tk=tk_core
 check "frlockstat -L with a name no lock has says so once, listing the locks seen ($tk among them)" \
 	sh -c "test \$(grep -c '^frlockstat: no lock matches -L no_such_lock; seen so far: .*$tk (frlock)' '$tmp/filter') -eq 1"
 
@@ -174,7 +159,7 @@ check "frlockstat -j -L dentry.d_seq: one row for every dentry's d_seq, a slab c
 # Two counters the kernel's call sites both spell "seq": each task's
 # fs_struct's (written by chdir: set_fs_pwd) and the hrtimer bases' (per
 # CPU, written when timers run). Series v3 named both "seq" in its events,
-# and v1 of frlockstat showed them as one row; they are two rows (an
+# and frlockstat v1 showed them as one row; they are two rows (an
 # fs_struct is fs_struct.seq, or where SLUB merged its cache with another,
 # the cache's name, the offset and the writer).
 chdirs() {
@@ -197,18 +182,6 @@ hr_row=$(grep '"naming":"percpu"' "$tmp/seq" | grep '"top_writer":"__hrtimer_run
 check "two unrelated counters spelled \"seq\" are two rows: the fs_struct's (${fs_row:-none}, a slab object) and an hrtimer base's (${hr_row:-none}, per CPU)" \
 	sh -c "test -n '$fs_row' -a -n '$hr_row' && test '$fs_row' != '$hr_row' &&
 	       case '$hr_row' in hrtimer_bases.clock_base*.seq) true ;; *) false ;; esac"
-if [ $series = v3 ]; then
-	# The events' own name: -L seq keeps the instances whose call sites
-	# spell it, and they are still rows of their own.
-	"$F" -j -k seqcount -L seq 4 1 >"$tmp/seqname" 2>"$tmp/seqname.err" &
-	stat=$!
-	wait_attached $stat "$tmp/seqname.err" '^Tracing' 600
-	chdirs
-	wait $stat
-	check "frlockstat -L seq (series v3: the events' name \"seq\"): the rows ${fs_row:-none} and ${hr_row:-none}, apart" \
-		sh -c "test -n '$fs_row' -a -n '$hr_row' && grep -qF '\"lock\":\"$fs_row\"' '$tmp/seqname' &&
-		       grep -qF '\"lock\":\"$hr_row\"' '$tmp/seqname'"
-fi
 
 # --- The time readers lost, and the writers that cost it ----------------------
 # A rename storm: rename_lock's readers wait and retry, and so do the
