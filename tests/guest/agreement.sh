@@ -6,8 +6,10 @@
 # /results/agreement (run-guest --results); host/judge-agreement compares
 # them with json (host/frlock/agreement.py), one ok/not ok line each.
 #
-# The workload is the KUnit suite's stress case: its lock "s->lock" lives
-# only while the case runs (readers on every vCPU, a writer thread and an
+# The workload is the KUnit suite's stress case: its lock, in a kmalloc'd
+# object (frlockstat's row "kmalloc-N+0x0@" its first writer; "" with its
+# writers' and reader's functions in the bpftrace tools), lives only while
+# the case runs (readers on every vCPU, a writer thread and an
 # hrtimer writer in hard irq), so no event of it can fall before the tools
 # attach or after they detach; the tools are stopped once modprobe has
 # returned, and the suite reports its own counts, which both tools must
@@ -33,7 +35,6 @@ REPO=/opt/frlock
 OUT=/results/agreement
 B=$REPO/bpf
 F=$B/.output/frlockstat
-LOCK='s->lock'
 STRESS_MS=${1:-1500}
 # shellcheck source=guest-rootfs/lib.sh
 . "$REPO/guest-rootfs/lib.sh"
@@ -49,7 +50,7 @@ if [ ! -x "$F" ]; then
 	exit 0
 fi
 
-if ! mkdir -p "$OUT" 2>/dev/null || ! echo "$LOCK" >"$OUT/lock"; then
+if ! mkdir -p "$OUT" 2>/dev/null || ! : >"$OUT/started"; then
 	not_ok "frlockstat and bpftrace agreement: /results is writable (run-guest --results)"
 	exit 0
 fi
@@ -65,7 +66,8 @@ stop() {
 	[ -z "$stuck" ] || not_ok "the tools stop on SIGINT (killed:$stuck)"
 }
 
-# run NAME TOOL: frlockstat -j -c -L $LOCK and bpf/frlock-TOOL.bt (an
+# run NAME TOOL: frlockstat -j -c -k frlock (every frlock: the host finds
+# the stress case's row by its writers) and bpf/frlock-TOOL.bt (an
 # interval longer than the run: only the print at exit) attached, then the
 # KUnit suite, then both stopped. Raw outputs in $OUT/NAME.fs, NAME.bt and
 # NAME.kunit, the tools' stderr in NAME.*.err.
@@ -77,7 +79,7 @@ run() {
 		not_ok "$ph: rmmod frlock_kunit, to run the suite again"
 		return 1
 	fi
-	"$F" -j -c -L "$LOCK" >"$OUT/$ph.fs" 2>"$OUT/$ph.fs.err" &
+	"$F" -j -c -k frlock >"$OUT/$ph.fs" 2>"$OUT/$ph.fs.err" &
 	fs=$!
 	bpftrace -f json "$B/frlock-$t.bt" 3600 >"$OUT/$ph.bt" 2>"$OUT/$ph.bt.err" &
 	bt=$!

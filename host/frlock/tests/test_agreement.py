@@ -13,7 +13,7 @@ import unittest
 
 from frlock import agreement
 
-LOCK = "s->lock"
+LOCK = "kmalloc-512+0x0@frlock_stress_writer"
 
 
 def h(*b):
@@ -26,37 +26,43 @@ def write(path, objs, blank=True):
             f.write(json.dumps(o) + "\n" + ("\n" if blank else ""))
 
 
-def outputs(d, bt_writes=1500, bt_retries=((1, 290), (2, 10))):
-    with open(os.path.join(d, "lock"), "w") as f:
-        f.write(LOCK + "\n")
-    kunit = ("    # frlock_stress: reads=900000 retries=310 torn=0 writes=1500\n"
-             "    # frlock_stress: writer=hardirq writes=1000\n"
-             "    # frlock_stress: writer=task writes=500\nok 3 frlock_stress\n")
+def site(lock, kind, caller, n, lock_kind="frlock"):
+    return {"type": "frlockstat_caller", "v": 2, "lock": lock, "lock_kind": lock_kind,
+            "kind": kind, "caller": caller, "count": n, "count_total": n}
+
+
+def outputs(d, bt_timer_8k=500, bt_waits=40):
+    kunit = ("    # frlock_test_stress: writer=hardirq writes=1000 hold_max_ns=9000\n"
+             "    # frlock_test_stress: writer=task writes=500 hold_max_ns=9000\n"
+             "    # frlock_test_stress: ms=1500 cpus=2 reads=900000 retries=310 torn=0 "
+             "writes=1500 hold_max_ns=9000 nested_refused=0\nok 11 frlock_test_stress\n")
     for run in ("writers", "readers"):
         with open(os.path.join(d, run + ".kunit"), "w") as f:
             f.write(kunit)
         write(os.path.join(d, run + ".fs"), [
-            {"type": "frlockstat_caller", "lock": LOCK, "kind": "write",
-             "caller": "frlock_stress_timer+0x40", "count": 1000},
-            {"type": "frlockstat_caller", "lock": LOCK, "kind": "write",
-             "caller": "frlock_stress_writer+0x80", "count": 500},
-            {"type": "frlockstat_caller", "lock": LOCK, "kind": "read",
-             "caller": "frlock_stress_reader+0x20", "count": 300},
-            {"type": "frlockstat", "lock": LOCK, "kind": "frlock", "writes": 1500,
-             "retried_reads": 300, "retries": 310,
-             "hold_ns": h((4096, 700), (8192, 800)),
-             "retries_per_read": h((1, 290), (2, 10)), "lost_ns": []}], blank=False)
+            # Another frlock and a seqcount that the stress case does not write.
+            site("tk_core", "write", "timekeeping_advance+0x4ec", 700),
+            site("dentry.d_seq", "write", "__d_move+0x60", 9, "seqcount"),
+            site(LOCK, "write", "frlock_stress_timer+0x40", 1000),
+            site(LOCK, "write", "frlock_stress_writer+0x80", 500),
+            site(LOCK, "retry", "frlock_stress_reader+0x20", 310),
+            site(LOCK, "wait", "frlock_stress_reader+0x10", 40),
+            {"type": "frlockstat", "v": 2, "lock": "tk_core", "kind": "frlock", "writes": 700,
+             "retries": 3, "waits": 1, "hold_ns": h((4096, 700))},
+            {"type": "frlockstat", "v": 2, "lock": LOCK, "kind": "frlock", "writes": 1500,
+             "retries": 310, "waits": 40, "hold_ns": h((4096, 700), (8192, 800))}], blank=False)
     write(os.path.join(d, "writers.bt"), [
         {"type": "printf", "data": "Tracing...\n"},
-        {"type": "map", "data": {"@writes": {LOCK: bt_writes}}},
-        {"type": "map", "data": {"@seq_first": {LOCK: 1}}},
-        {"type": "map", "data": {"@seq_last": {LOCK: 1500}}},
         {"type": "hist", "data": {"@hold_ns": {
-            LOCK + ", frlock_stress_timer": h((2048, 0), (4096, 500), (8192, 500)),
-            LOCK + ", frlock_stress_writer": h((4096, 250), (8192, 250))}}}])
+            "tk_core,timekeeping_advance": h((4096, 700)),
+            ",frlock_stress_timer": h((2048, 0), (4096, 500), (8192, bt_timer_8k)),
+            ",frlock_stress_writer": h((4096, 200), (8192, 300)),
+            ",frlock_test_tracepoints": h((65536, 1))}}}])
     write(os.path.join(d, "readers.bt"), [
-        {"type": "map", "data": {"@retried_reads": {LOCK + ", frlock_stress_reader": 300}}},
-        {"type": "hist", "data": {"@retries": {LOCK: h(*bt_retries)}}}])
+        {"type": "map", "data": {"@retries": {"tk_core,ktime_get": 3, ",frlock_stress_reader": 310,
+                                              ",frlock_test_tracepoints": 2}}},
+        {"type": "map", "data": {"@waits": {"tk_core,ktime_get": 1,
+                                            ",frlock_stress_reader": bt_waits}}}])
 
 
 def judge(d):
@@ -80,12 +86,25 @@ class Judge(unittest.TestCase):
     def test_disagree(self):
         """agreement: a count one off or a histogram moved by a bucket fails just those comparisons"""
         with tempfile.TemporaryDirectory() as d:
-            outputs(d, bt_writes=1499, bt_retries=((1, 290), (4, 10)))
+            outputs(d, bt_timer_8k=499, bt_waits=39)
             rc, bad, _ = judge(d)
         self.assertEqual(rc, 1)
-        self.assertEqual(len(bad), 2, bad)
-        self.assertIn("frlock-hold.bt counts the same write_end events (1499 == 1500)", bad[0])
-        self.assertIn("retries-per-read histograms equal", bad[1])
+        self.assertEqual(len(bad), 3, bad)
+        self.assertIn("hold-time samples, frlock-hold.bt == frlockstat == its writes (1499 == 1500 == 1500)", bad[0])
+        self.assertIn("write sections per writer agree", bad[1])
+        self.assertIn("waits for an open section, frlock-retries.bt == frlockstat (39 == 40)", bad[2])
+
+    def test_two_rows(self):
+        """agreement: a stress row that cannot be told apart (two rows written by its writers) fails"""
+        with tempfile.TemporaryDirectory() as d:
+            outputs(d)
+            with open(os.path.join(d, "writers.fs"), "a") as f:
+                f.write(json.dumps(site("kmalloc-512+0x0@frlock_stress_timer", "write",
+                                        "frlock_stress_timer+0x40", 1)) + "\n")
+            rc, bad, _ = judge(d)
+        self.assertEqual(rc, 1)
+        self.assertEqual(len(bad), 1, bad)
+        self.assertIn("writers: frlockstat has one frlock row written by the stress case's writers only (None)", bad[0])
 
     def test_missing(self):
         """agreement: a run the guest did not collect is a failure, not a pass"""
