@@ -77,13 +77,12 @@ LABS = {
         "wait? By how much does a read that meets a write lose more?"),
     "reader-starvation": dict(
         n=5, title="The other side of the bargain: reader starvation",
-        question="frlock never makes a writer wait; readers retry instead. An "
-        "adjtimex writer at 0, 1,000, 3,000 and 10,000 writes a second against "
-        "gettimeofday(2) readers on both vCPUs: what happens to the reads that "
-        "retry, and to how many times each one has to?",
-        predict="Predict: at the fastest writer, what is the largest number of "
-        "retries a single read needs, and how much time does a retrying reader "
-        "lose?"),
+        question="frlock never makes a writer wait; readers wait for an open write "
+        "section and run again when one begins under them. An adjtimex writer at 0, "
+        "1,000, 3,000 and 10,000 writes a second against gettimeofday(2) readers on both "
+        "vCPUs: how often are reads held back, and what does each time cost them?",
+        predict="Predict: from the tick alone to the fastest writer, how much more often "
+        "is a read held back? Is anything bounding how often one read is?"),
     "path-walk": dict(
         n=6, title="A rename storm against path lookups",
         question="Two threads stat() eight files, each by its path and through '..', "
@@ -140,7 +139,10 @@ def gtod_run(path):
     for iv in in_load:
         view.merge(hold, iv["hold_ns"])
         view.merge(rpr, iv.get("retries_per_read", []))
-        view.merge(lost, iv.get("lost_ns", []))
+        # the time readers lost, as the view's "lost p99" counts it: waits,
+        # retries (a lower bound) and, before series v4, retried reads
+        for k in ("wait_ns", "retry_lb_ns", "lost_ns"):
+            view.merge(lost, iv.get(k, []))
     sites = {}
     # gettimeofday's retried reads, as the view counts them in its rows
     # (from the "read" sites where the lock has them, else its retries);
@@ -168,8 +170,13 @@ def gtod_run(path):
         "adjtimex_s": summary.get("writes", 0), "write_rate": summary.get("write_rate", 0),
         "writes": sum(iv["writes"] for iv in in_load), "secs": secs,
         "writes_s": sum(iv["writes"] for iv in in_load) / secs if secs else 0,
-        "retried": sum(iv["retried_reads"] for iv in in_load),
+        # retried reads: series v3's read ends only; v4's events have none
+        "retried": sum(iv["retried_reads"] for iv in in_load) if exact else None,
         "retries": sum(iv["retries"] for iv in in_load),
+        "waits": sum(iv.get("waits", 0) for iv in in_load),
+        # frlockstat v2's "lost": reader time lost, bound if part is a lower bound
+        "lost_ns_total": sum(iv["lost"]["ns"] for iv in in_load if "lost" in iv),
+        "lost_bound": any(iv["lost"]["bound"] for iv in in_load if "lost" in iv),
         "gtod_retried": gtod_retried, "other_retried": other_retried,
         "retry_share": gtod_retried / reads if reads and summary["via"] != "vdso" else None,
         "hold_mean_ns": w_ns / w_n if w_n else None,
@@ -365,100 +372,81 @@ def lab_writer_rate(d):
     return {"runs": runs, "table": table, "shows": grows, "text": text, "charts": charts}
 
 
-def tail_per_million(r, at_least=2):
-    n = sum(b["count"] for b in r["retries_per_read"] if b["min"] >= at_least)
-    return 1e6 * n / r["reads"] if r["reads"] else 0
-
-
 def lab_starvation(d):
     runs = lab_rates(d)
     for r in runs:
-        r["tail_pm"] = tail_per_million(r)
-        r["max_retries"] = max((b["max"] for b in r["retries_per_read"] if b["count"]), default=0)
+        # every time a read was held back: a wait for an open section, or a
+        # pass run again; every reader of the lock, per million of the load's
+        r["held_pm"] = 1e6 * (r["retries"] + r["waits"]) / r["reads"] if r["reads"] else 0
+    ge = "≥ " if any(r["lost_bound"] for r in runs) else ""
     table = [["adjtimex writes/s asked", "made", "write sections/s", "mean hold",
-              "retried gettimeofday reads", "per million reads",
-              "reads needing >= 2 retries, per million", "most retries of one read",
-              "time a retried read lost, p99", "max"]]
+              "retries", "waits", "held back, per million reads", "one loss, p50", "p99",
+              "max"]]
     for r in runs:
         lp = r["lost_pct"] or {}
         table.append([n_(r["write_rate"]), "%.0f" % r["adjtimex_s"], "%.0f" % r["writes_s"],
-                      us(r["hold_mean_ns"]), n_(r["gtod_retried"]),
-                      "%.1f" % (1e6 * r["gtod_retried"] / r["reads"]),
-                      "%.2f" % r["tail_pm"], "<= %d" % r["max_retries"] if r["max_retries"] else "0",
-                      us(lp.get("p99")), us(lp.get("max"))])
+                      us(r["hold_mean_ns"]), n_(r["retries"]), n_(r["waits"]),
+                      "%.0f" % r["held_pm"], ge + us(lp.get("p50")), ge + us(lp.get("p99")),
+                      ge + us(lp.get("max"))])
     lo, hi = runs[0], runs[-1]
-    # the tail: reads that needed two retries or more, per million reads
-    # and the most write sections' tail at least half the largest of any run
-    grows = hi["tail_pm"] > 2 * lo["tail_pm"] and hi["gtod_retried"] > 0 and \
-        hi["tail_pm"] >= max(r["tail_pm"] for r in runs) / 2
-    lo_lost, hi_lost = (lo["lost_pct"] or {}).get("p99"), (hi["lost_pct"] or {}).get("p99")
+    held = [r["held_pm"] for r in runs]
+    # the most write sections' rate above twice the fewest's, and at least
+    # half the largest of any run
+    grows = held[-1] > 2 * held[0] and held[-1] >= max(held) / 2 and hi["retries"] > 0
     text = [
-        "At %.0f write sections/s, %.2f reads per million gettimeofday reads needed two "
-        "retries or more, and the worst needed up to %d; at %.0f write sections/s (the "
-        "writer made %.0f adjtimex calls/s of the %s asked), %.2f per million, up to %d. "
-        "(The retries-per-read histogram is the lock's, every reader of tk_core.lock; the "
-        "reads it is divided by are gtod-load's.)" % (
-            lo["writes_s"], lo["tail_pm"], lo["max_retries"], hi["writes_s"], hi["adjtimex_s"],
-            n_(hi["write_rate"]), hi["tail_pm"], hi["max_retries"]),
-        "frlock promises the writer that it never waits; the price is that nothing bounds "
-        "how often a reader starts over: each write section that begins while a read is "
-        "under way sends it back, so the more write sections, the more reads need a second, "
-        "third, fourth attempt. One adjtimex writer under TCG tops out at a few thousand "
-        "writes a second (%.0f here), so the tail stays short; writers that wrote back to "
-        "back would keep a reader retrying for as long as they write." % hi["adjtimex_s"],
-    ]
-    text.append(
-        "The time a retried read lost (first retry to success) was, at p99, %s from the "
-        "fewest write sections to the most. Under TCG a vCPU can lose its host CPU inside "
-        "a write section or a read, which puts milliseconds into this figure." % " -> ".join(
-            us((r["lost_pct"] or {}).get("p99")) for r in runs))
-    if lo_lost and hi_lost and hi_lost < lo_lost:
-        text.append(
-            "It did not grow here: with the tick alone the few retries come from the "
-            "tick's write sections, which are long under TCG (mean hold %s), while the "
-            "adjtimex writes are short (mean hold %s at the most write sections): the tail "
-            "grew in how many reads need several attempts, not in the time each costs." % (
-                us(lo["hold_mean_ns"]), us(hi["hold_mean_ns"])))
-    text.append(
+        "With the tick alone (%.0f write sections/s) the readers of tk_core.lock were held "
+        "back %.0f times per million gettimeofday reads (%s retries, %s waits); with the "
+        "writer at %.0f adjtimex calls/s (%.0f write sections/s, %s asked), %.0f times "
+        "(%s retries, %s waits). Per million reads: %s. (Retries and waits are every "
+        "reader's of tk_core.lock, the kernel's own included; the reads they are divided "
+        "by are gtod-load's.)" % (
+            lo["writes_s"], lo["held_pm"], n_(lo["retries"]), n_(lo["waits"]),
+            hi["adjtimex_s"], hi["writes_s"], n_(hi["write_rate"]), hi["held_pm"],
+            n_(hi["retries"]), n_(hi["waits"]), " -> ".join("%.0f" % x for x in held)),
+        "frlock promises the writer that it never waits; the readers pay. A reader that "
+        "finds a write section open waits until it closes (frlock_read_wait), and a "
+        "reader under way when a write begins runs again (frlock_read_retry). Nothing "
+        "bounds how often either happens to one read: each write that begins during it "
+        "holds it back once more.",
+        "One loss (a wait, to the end of its write; a retry, from its write's begin, a "
+        "lower bound, hence '%s') took at the median %s and at p99 %s, from the fewest "
+        "write sections to the most: the tick's sections are long under TCG (mean hold %s), "
+        "the adjtimex writer's short (%s). Under TCG a vCPU can lose its host CPU inside a "
+        "write section or a read, which puts milliseconds into the tail." % (
+            ge.strip() or "=", " -> ".join(us((r["lost_pct"] or {}).get("p50")) for r in runs),
+            " -> ".join(us((r["lost_pct"] or {}).get("p99")) for r in runs),
+            us(lo["hold_mean_ns"]), us(hi["hold_mean_ns"])),
         "Where readers cannot afford that, the kernel has read_seqbegin_or_lock(): a "
         "seqlock_t reader makes one lockless pass and, if it must retry, takes the writers' "
         "spinlock for its second pass, so it finishes in two passes at most (at the cost "
         "of holding writers off while it reads). frlock_t keeps raw-spinlock writers and "
-        "has no such fallback: its documentation sends those users to seqlock_t.")
-    falls = [(a, b) for a, b in zip(runs, runs[1:]) if b["tail_pm"] < a["tail_pm"]]
-    if falls:
-        text.append("The tail did not grow at every step: " + "; ".join(
-            "from %.0f to %.0f write sections/s it went from %.2f to %.2f per million" % (
-                a["writes_s"], b["writes_s"], a["tail_pm"], b["tail_pm"]) for a, b in falls) +
-            ". Reads that retry twice are rare (%.2f per million at most in this run), so "
-            "one run of a few seconds counts few of them, and under TCG the writer and the "
-            "readers share two vCPUs on a host that may be busy." % max(r["tail_pm"] for r in runs))
+        "has no such fallback: its documentation sends those users to seqlock_t.",
+        "(Series v3 counted the passes of each read, from an event at its end; v4 has no "
+        "such event, so this lab counts the times reads were held back and what each cost.)",
+    ]
     if grows:
-        text.append("From the fewest write sections to the most, the tail grew (reads "
-                    "needing two retries or more, per million: %s)." % " -> ".join(
-                        "%.2f" % r["tail_pm"] for r in runs))
+        text.append("From the fewest write sections to the most, reads were held back more "
+                    "often (%s per million)." % " -> ".join("%.0f" % x for x in held))
     else:
-        text.append("This run does NOT show the tail growing with the write rate (reads "
-                    "needing >= 2 retries per million: %s, wanted the most write sections' "
-                    "above twice the fewest's and at least half the largest; most retries "
-                    "of one read: %s): "
-                    "such reads are rare here, so a short run may see none; run it again, "
-                    "or without QUICK." % (" -> ".join("%.2f" % r["tail_pm"] for r in runs),
-                                          " -> ".join(str(r["max_retries"]) for r in runs)))
-    labels = sorted({b["min"] for r in runs for b in r["retries_per_read"]})
+        text.append("This run does NOT show reads held back more often as the write rate "
+                    "grows (%s per million; wanted the most write sections' above twice the "
+                    "fewest's and at least half the largest): run it again, or without "
+                    "QUICK." % " -> ".join("%.0f" % x for x in held))
+    labels = sorted({b["min"] for r in runs for b in r["lost_ns"]})
     charts = [
-        {"id": "rpr", "type": "bar", "title": "retries per retried read, per million reads",
-         "ylog": True, "xtitle": "retries of one read (log2 bucket)",
-         "ytitle": "reads per million", "labels": [view.size(x) if x < 2 else "%s-%s" % (
-             view.size(x), view.size(2 * x - 1)) for x in labels],
+        {"id": "lost", "type": "bar", "title": "what one loss (a wait or a retry) took, per "
+         "million gettimeofday reads", "ylog": True, "xtitle": "time lost (log2 bucket)",
+         "ytitle": "losses per million reads", "labels": [
+             view.size(x) if x < 2 else "%s-%s" % (view.size(x), view.size(2 * x - 1))
+             for x in labels],
          "datasets": [{"label": "%.0f writes/s" % r["writes_s"],
-                       "data": [round(1e6 * sum(b["count"] for b in r["retries_per_read"]
+                       "data": [round(1e6 * sum(b["count"] for b in r["lost_ns"]
                                                 if b["min"] == x) / r["reads"], 3)
                                 for x in labels]} for r in runs]},
-        {"id": "tail", "type": "scatter", "title": "reads needing two retries or more",
+        {"id": "held", "type": "scatter", "title": "reads held back (waits and retries)",
          "xlog": True, "xtitle": "write sections per second", "ytitle": "per million reads",
          "datasets": [{"label": "measured", "showLine": True,
-                       "data": [{"x": round(r["writes_s"], 1), "y": round(r["tail_pm"], 3)}
+                       "data": [{"x": round(r["writes_s"], 1), "y": round(r["held_pm"], 1)}
                                 for r in runs]}]},
     ]
     return {"runs": runs, "table": table, "shows": grows, "text": text, "charts": charts}

@@ -70,9 +70,9 @@ def window(r):
 
 def starve(r):
     runs = sorted(r["runs"], key=lambda x: x["writes_s"])
-    t = [x["tail_pm"] for x in runs]
-    return ("writes/s %s, reads needing >= 2 retries per million %s" % (
-        [round(x["writes_s"]) for x in runs], [round(x, 2) for x in t]),
+    t = [x["held_pm"] for x in runs]
+    return ("writes/s %s, reads held back (waits and retries) per million reads %s" % (
+        [round(x["writes_s"]) for x in runs], [round(x, 1) for x in t]),
         runs[-1]["writes_s"] > 10 * runs[0]["writes_s"] and t[-1] > 2 * t[0] and
         t[-1] >= max(t) / 2)
 
@@ -97,9 +97,9 @@ LABS = [
     ("write-window", window, "a write section as long as timekeeping_advance() makes a read that "
      "meets it lose 3x or more what the copy-only section does, at the median (the least "
      "disturbed of 5 runs), with frlock and with seqcount"),
-    ("reader-starvation", starve, "the retries-per-read tail grows with the write rate (reads "
-     "needing >= 2 retries per million: the most write sections' above 2x the fewest's, at "
-     "least half the largest)"),
+    ("reader-starvation", starve, "reads are held back more often as the write rate grows "
+     "(waits and retries per million reads: the most write sections' above 2x the fewest's, "
+     "at least half the largest)"),
     ("path-walk", paths, "renames anywhere make rename_lock retry, renames of the looked-up "
      "files make d_seq retry (10x more than renames elsewhere), no writer almost none"),
 ]
