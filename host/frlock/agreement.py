@@ -150,20 +150,24 @@ def show(a_name, a, b_name, b):
                                                "" if x == y else "  <- differs"))
 
 
-def stress_row(fs, run):
+def inputs(d, run):
+    """RUN's frlockstat and bpftrace records, the suite's counts and per
+    writer, and frlockstat's row of the stress lock; None if a part is
+    missing (and said so)."""
+    fs, bt = records(os.path.join(d, run + ".fs")), records(os.path.join(d, run + ".bt"))
+    suite, per = kunit(os.path.join(d, run + ".kunit"))
+    check(suite is not None, "%s: the KUnit stress case reported its counts" % run)
     lock = fs_stress_lock(fs)
     check(lock is not None, "%s: frlockstat has one frlock row written by the stress case's "
           "writers only (%s)" % (run, lock))
-    return lock
+    return None if suite is None or lock is None else (fs, bt, suite, per, lock)
 
 
 def writers(d):
-    fs, bt = records(os.path.join(d, "writers.fs")), records(os.path.join(d, "writers.bt"))
-    suite, per = kunit(os.path.join(d, "writers.kunit"))
-    check(suite is not None, "writers: the KUnit stress case reported its counts")
-    lock = stress_row(fs, "writers")
-    if suite is None or lock is None:
+    got = inputs(d, "writers")
+    if got is None:
         return
+    fs, bt, suite, per, lock = got
     st = fs_stat(fs, lock)
     fs_writes = st.get("writes", -1)
     fs_hold = buckets([st.get("hold_ns", [])])
@@ -196,12 +200,10 @@ def writers(d):
 
 
 def readers(d):
-    fs, bt = records(os.path.join(d, "readers.fs")), records(os.path.join(d, "readers.bt"))
-    suite, _ = kunit(os.path.join(d, "readers.kunit"))
-    check(suite is not None, "readers: the KUnit stress case reported its counts")
-    lock = stress_row(fs, "readers")
-    if suite is None or lock is None:
+    got = inputs(d, "readers")
+    if got is None:
         return
+    fs, bt, suite, _, lock = got
     st = fs_stat(fs, lock)
     retries, waits = st.get("retries", -1), st.get("waits", -1)
     fs_sites = fs_callers(fs, lock, "retry")
