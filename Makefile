@@ -32,7 +32,7 @@ DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
 	zlib1g-dev clang llvm libjs-chart.js chromium kmod sparse gdb \
 	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps python3-websocket \
-	iproute2 prometheus prometheus-node-exporter ccache linux-perf trace-cmd
+	iproute2 prometheus prometheus-node-exporter ccache linux-perf trace-cmd lld
 
 # Packages whose Debian service would listen on every address: when make
 # deps installs them, it stops and disables that service.
