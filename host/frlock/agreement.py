@@ -69,8 +69,8 @@ def fs_stress_lock(recs):
     exactly one."""
     names = {r["lock"] for r in recs if r.get("type") == "frlockstat_caller"
              and r.get("lock_kind") == "frlock" and r.get("kind") == "write"}
-    hits = [n for n in sorted(names)
-            if set(fs_callers(recs, n, "write")) and set(fs_callers(recs, n, "write")) <= STRESS_WRITERS]
+    writers = {n: set(fs_callers(recs, n, "write")) for n in sorted(names)}
+    hits = [n for n, w in writers.items() if w and w <= STRESS_WRITERS]
     return hits[0] if len(hits) == 1 else None
 
 
