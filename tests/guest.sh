@@ -17,13 +17,17 @@ guest_job frlock-kernel "guest on the frlock kernel ran and exited cleanly" \
 	--kernel "$kernel" --timeout 1200 --results "$guest_results" --exec \
 	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./badinput.sh; ./agreement.sh; ./bpf.sh; ./timekeeping.sh; ./seqcount.sh frlock 8'
 relay < <("$top/host/judge-agreement" "$guest_results/agreement")
+relay < <("$top/host/judge-events" "$guest_results/events" ftrace)
 
 # The eight events as a kernel developer's own tools show them: both trace
 # systems' format files, trace-cmd's text and Debian's perf (record,
-# script, stat, trace, lock contention) on the frlock kernel.
+# script, stat, trace, lock contention) on the frlock kernel. The guest
+# records; the host reads the text and joins it.
+tools_results=$logs/results-kernel-tools
 guest_job kernel-tools "guest for the events' ABI, trace-cmd and perf ran and exited cleanly" \
-	--kernel "$kernel" --timeout 900 --exec \
+	--kernel "$kernel" --timeout 900 --results "$tools_results" --exec \
 	'cd /opt/frlock/tests/guest && ./abi.sh 3; ./perf.sh 3'
+relay < <("$top/host/judge-events" "$tools_results/events" trace-cmd perf)
 
 # 6.1's own timekeeping with every sequence lock traced: the seqcount series
 # alone, without frlock. tk_core.seq is a seqcount there, and the tools show
