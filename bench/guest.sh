@@ -68,11 +68,12 @@ refscale() {
 		done
 }
 
-# gtod_rate SECONDS: total gettimeofday(2) calls per second on 2 threads.
+# gtod_rate SECONDS: total gettimeofday(2) calls per second on 2 threads,
+# from gtod-load's summary line "  total : N calls R calls/s (...)".
 gtod_rate() {
-	gtod-load -t 2 -d "$1" -j -q >"$tmp/load.json" ||
+	gtod-load -t 2 -d "$1" -q >"$tmp/load.txt" ||
 		die "gtod-load failed"
-	sed -n 's/.*"type":"load_summary".*"total":\([0-9.]*\).*/\1/p' "$tmp/load.json"
+	awk '$1 == "total" && $2 == ":" && $6 == "calls/s" { print $5 }' "$tmp/load.txt"
 }
 
 # attach TOOL: start a tracer and wait until its probes are in place.
@@ -113,11 +114,12 @@ attach() {
 	done
 }
 
-# path_rate SECONDS: stat() lookups per second on 2 threads, no writer.
+# path_rate SECONDS: stat() lookups per second on 2 threads, no writer,
+# from path-load's summary line "path-load: ... s: R lookups/s (...)".
 path_rate() {
-	path-load -t 2 -d "$1" -j --writer none /tmp/bench-paths >"$tmp/paths.json" ||
+	path-load -t 2 -d "$1" --writer none /tmp/bench-paths >"$tmp/paths.txt" ||
 		die "path-load failed"
-	sed -n 's/.*"lookups_per_s":\([0-9.]*\).*/\1/p' "$tmp/paths.json"
+	sed -n 's/^path-load: .* s: \([0-9]*\) lookups\/s .*/\1/p' "$tmp/paths.txt"
 }
 
 # poller_ticks: the CPU time the attached frlockstat's own process has

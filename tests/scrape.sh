@@ -28,12 +28,12 @@ if prom_url=$("$lp" start --dir "$scrape_logs/prometheus" --target "127.0.0.1:$f
 	wait "$watcher"
 	check "the guest's exporter port was forwarded on 127.0.0.1 only ($(tail -1 "$scrape_logs/listen.txt"))" \
 		test "$(cat "$scrape_logs/listen.rc")" = 0
-	/usr/bin/python3 "$top/tests/scrape_agree.py" "$prom_url" \
+	"$top/host/judge-scrape" "$prom_url" \
 		"$scrape_logs/guest/frlockstat.ndjson" 30 >"$scrape_logs/agree.out" 2>&1
 	agree_rc=$?
 	relay <"$scrape_logs/agree.out"
 	[ "$agree_rc" -eq 0 ] || grep -q '^not ok' "$scrape_logs/agree.out" ||
-		not_ok "scrape_agree.py failed (exit $agree_rc): $(tail -1 "$scrape_logs/agree.out")"
+		not_ok "host/judge-scrape failed (exit $agree_rc): $(tail -1 "$scrape_logs/agree.out")"
 	# The console template, with this run's data, in headless Chromium.
 	console_renders() {
 		local page=${prom_url}consoles/frlock.html?instance=127.0.0.1:$fwd_port

@@ -19,9 +19,6 @@ version "v" (an integer); this reader knows SCHEMA. A line is:
   blank        skipped silently.
 
 Nothing here is fatal: the views count what they skipped.
-
-This module imports nothing from the package (tests/scrape_agree.py
-imports it alone, as dashboards/feed.py, a symlink).
 """
 
 import json

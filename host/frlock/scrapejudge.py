@@ -1,7 +1,7 @@
-#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
 """Does what Prometheus scraped agree with frlockstat's own figures?
 
-usage: scrape_agree.py PROMETHEUS_URL FRLOCKSTAT_NDJSON [WINDOW_S]
+usage: host/judge-scrape PROMETHEUS_URL FRLOCKSTAT_NDJSON [WINDOW_S]
 
 For the lock with the most retries (then writes) in frlockstat's NDJSON (its -j output of
 the same run that wrote the textfile page Prometheus scraped), over the
@@ -27,6 +27,8 @@ import time
 import urllib.parse
 import urllib.request
 
+from frlock import feed, view
+
 TOLERANCE = 0.05
 
 
@@ -46,40 +48,23 @@ def samples(url, metric, lock, at, window):
     return [(float(t), int(float(v))) for t, v in res[0]["values"]]
 
 
-def percentile_slot(slots, pct):
-    """The slot of the pct-th percentile, as frlockstat's hist_percentile."""
-    total = sum(slots)
-    if not total:
-        return None
-    rank = (total * pct + 99) // 100
-    seen = 0
-    for i, n in enumerate(slots):
-        seen += n
-        if seen >= rank:
-            return i
-    return len(slots) - 1
-
-
 def main(argv):
-    if len(argv) not in (3, 4):
+    if len(argv) not in (2, 3):
         print(__doc__.splitlines()[2], file=sys.stderr)
         return 2
-    url, path = argv[1], argv[2]
-    window = int(argv[3]) if len(argv) == 4 else 20
+    url, path = argv[0], argv[1]
+    window = int(argv[2]) if len(argv) == 3 else 20
     if not url.endswith("/"):
         url += "/"
     recs, drops = [], []
-    with open(path) as f:
+    with open(path, "rb") as f:
         for line in f:
-            try:
-                rec = json.loads(line)
-            except ValueError:
+            rec, _ = feed.parse_line(line.rstrip(b"\r\n"))
+            if rec is None:
                 continue
-            if not isinstance(rec, dict) or rec.get("v") != 2:
-                continue
-            if rec.get("type") == "frlockstat" and "total" in rec:
+            if rec["type"] == "frlockstat" and "total" in rec:
                 recs.append(rec)
-            elif rec.get("type") == "frlockstat_drops":
+            elif rec["type"] == "frlockstat_drops":
                 drops.append(rec)
     if not recs:
         print(f"not ok - {path} has no frlockstat records")
@@ -138,21 +123,18 @@ def main(argv):
     if first_i is None:
         report(False, "no hold-time window to compare")
         return 1
-    slots = [0] * 64
+    slots = {}
     for r in recs[first_i + 1:last_i + 1]:
-        for b in r["hold_ns"]:
-            # feed.py checked the buckets; map each back to its log2 slot.
-            slot = 0 if b["max"] == 0 else b["max"].bit_length()
-            slots[slot] += b["count"]
-    p99 = percentile_slot(slots, 99)
-    lo = 0 if p99 < 2 else 1 << (p99 - 1)
+        view.merge(slots, r["hold_ns"])
+    p99 = view.percentile_slots(slots)[1]
+    lo = view.slot_min(p99)
     hi = p99 if p99 < 2 else (1 << p99) - 1
     q = float(query(url, f'histogram_quantile(0.99, rate(frlock_write_hold_seconds_bucket'
                          f'{{lock="{lock}"}}[{window}s]))', end)[0]["value"][1]) * 1e9
     # Prometheus interpolates inside the bucket (le-1, le]: [lo-1, hi] here.
     report(lo - 1 <= q <= hi,
            f"histogram_quantile(0.99) of the hold time {q:.0f} ns, frlockstat's p99 in "
-           f"[{lo}, {hi}] ns over the same {sum(slots)} writes")
+           f"[{lo}, {hi}] ns over the same {sum(slots.values())} writes")
 
     # The events lost to the full call-site map, on the page as in the feed.
     lost = query(url, 'max_over_time(frlock_events_lost_total{map="callers",reason="full"}[1h])', end)
@@ -168,7 +150,3 @@ def main(argv):
            f"seqcount locks: {len(waits)} with waits, {len(bogus)} with a retried-reads series "
            "(no event ends a seqcount read: it must have none)")
     return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

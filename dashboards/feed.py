@@ -1,1 +1,0 @@
-../host/frlock/feed.py
