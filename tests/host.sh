@@ -185,17 +185,22 @@ check "frlock kernel config has KUnit, BTF, hist triggers and BPF" config_has
 
 # --- Bad input to kernel/build ------------------------------------------------
 
-check "kernel/build: unknown option is a usage error" \
-	expect_fail 2 "unknown option '--bogus'" "$build" --bogus
-check "kernel/build: unknown variant is a usage error" \
-	expect_fail 2 "unknown variant 'nope'" "$build" --variant nope
+# Each: one line on stderr, exit 2, nothing built.
+check "kernel/build: unknown option is one line with the usage, exit 2" \
+	one_line_fault 2 "unknown option '--bogus' (usage: kernel/build " "$build" --bogus
+check "kernel/build: unknown variant is one line, exit 2" \
+	one_line_fault 2 "unknown variant 'nope'" "$build" --variant nope
 check "kernel/build: unknown series is one line, exit 2" \
-	expect_fail 2 "unknown series 'nope'" "$build" --series nope
+	one_line_fault 2 "unknown series 'nope'" "$build" --series nope
 check "kernel/build: a prefix past the series' end is one line, exit 2" \
-	expect_fail 2 "the seqcount series has only ${#seqcount_patches[@]} patches" \
+	one_line_fault 2 "the seqcount series has only ${#seqcount_patches[@]} patches" \
 	"$build" --series seqcount --patches 99
 check "kernel/build: unknown config is one line, exit 2" \
-	expect_fail 2 "unknown config 'nope'" "$build" --config nope
+	one_line_fault 2 "unknown config 'nope'" "$build" --config nope
+check "kernel/build: unknown architecture is one line, exit 2" \
+	one_line_fault 2 "unknown architecture 'mips' (want x86_64 or arm64)" "$build" --arch mips
+check "kernel/coverage: an unknown configuration is one line, exit 2" \
+	one_line_fault 2 "unknown configuration 'nope'" "$top/kernel/coverage" nope
 
 wrong_source() {
 	local d=$logs/wrong-source
