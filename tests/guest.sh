@@ -18,6 +18,7 @@ guest_job frlock-kernel "guest on the frlock kernel ran and exited cleanly" \
 	'cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./badinput.sh; ./agreement.sh; ./bpf.sh; ./timekeeping.sh; ./seqcount.sh frlock 8'
 relay < <("$top/host/judge-agreement" "$guest_results/agreement")
 relay < <("$top/host/judge-events" "$guest_results/events" ftrace)
+relay < <("$top/host/judge-frlockstat" "$guest_results/frlockstat")
 
 # The eight events as a kernel developer's own tools show them: both trace
 # systems' format files, trace-cmd's text and Debian's perf (record,

@@ -33,7 +33,7 @@ def check(ok, desc):
 
 def info(prefix, text):
     for line in text.splitlines():
-        print("# %s: %s" % (prefix, line))
+        print("  %s: %s" % (prefix, line))
 
 
 def load(d, name):
@@ -81,14 +81,14 @@ def judge_ftrace(lines, meta):
     recs = et.parse(lines)
     tk = addr(meta, "tk_core")
     lost = int(meta.get("lost", "-1"))
-    print("# trace: %d frlock events, ring buffer overruns: %d" % (len(recs), lost))
+    print("  trace: %d frlock events, ring buffer overruns: %d" % (len(recs), lost))
     for r in recs[:8]:
-        print("# trace: %s" % r.line.strip())
+        print("  trace: %s" % r.line.strip())
     per_lock = {}
     for r in recs:
         per_lock[r.lock] = per_lock.get(r.lock, 0) + 1
     for lock, n in sorted(per_lock.items()):
-        print("# events per lock: %d %s" % (n, lock))
+        print("  events per lock: %d %s" % (n, lock))
 
     def count(event, fn):
         return sum(1 for r in recs if r.lock == tk and r.event == event and r.function == fn)
@@ -111,19 +111,19 @@ def judge_ftrace(lines, meta):
           "the trace held write sections, retries and waits to join (begins %s, retries %s, waits %s)"
           % (f["begins"], f["retries"], f["waits"]))
     for (w, r), n in et.writers_of_retries(recs).most_common():
-        print("# retries by writer <- reader: %d %s <- %s" % (n, w, r))
+        print("  retries by writer <- reader: %d %s <- %s" % (n, w, r))
 
 
 def judge_trace_cmd(lines, meta):
     tool = "trace-cmd text"
     lost = int(meta.get("lost", "-1"))
     unparsed = sum(1 for line in lines if "FAILED TO PARSE" in line)
-    print("# report: %d lines, %d unparsed, %d events lost by the ring buffer" % (len(lines), unparsed, lost))
+    print("  report: %d lines, %d unparsed, %d events lost by the ring buffer" % (len(lines), unparsed, lost))
     recs = et.parse(lines)
     for event in ("frlock_read_retry", "seqcount_read_retry", "seqcount_read_wait"):
         first = next((r for r in recs if r.event == event), None)
         if first:
-            print("# report: %s" % first.line)
+            print("  report: %s" % first.line)
     check(unparsed == 0 and lines, "trace-cmd report parsed every event (%d lines, %d unparsed)"
           % (len(lines), unparsed))
     counts_checks(tool, recs)
@@ -148,20 +148,20 @@ def judge_trace_cmd(lines, meta):
     if retry:
         for r in recs:
             if r.lock == rl and r.seq == retry.seq and r.event in ("seqcount_write_begin", "seqcount_read_retry"):
-                print("# joined in the text: %s" % r.line.strip())
+                print("  joined in the text: %s" % r.line.strip())
     for event, lock, what in (("seqcount_read_wait", rl, "rename_lock's waits"),
                               ("frlock_read_wait", tk, "tk_core's waits")):
         n, j, _ = et.joined_reads(recs, event, lock)
-        print("# %s: %d of %d joined to the write_end that ended them" % (what, j, n))
+        print("  %s: %d of %d joined to the write_end that ended them" % (what, j, n))
 
 
 def judge_perf(lines, meta):
     tool = "perf script"
     lost = int(meta.get("lost", "-1"))
-    print("# script: %d lines, %d LOST events (perf report --stats)" % (len(lines), lost))
+    print("  script: %d lines, %d LOST events (perf report --stats)" % (len(lines), lost))
     recs = et.parse(lines)
     for line in lines[:3]:
-        print("# script: %s" % line)
+        print("  script: %s" % line)
     counts_checks(tool, recs, named_callers=True)
     tk, rl = addr(meta, "tk_core"), addr(meta, "rename_lock")
     n = sum(1 for r in recs if r.event == "frlock_read_retry" and r.lock == tk
