@@ -19,6 +19,7 @@ guest_job frlock-kernel "guest on the frlock kernel ran and exited cleanly" \
 relay < <("$top/host/judge-agreement" "$guest_results/agreement")
 relay < <("$top/host/judge-events" "$guest_results/events" ftrace)
 relay < <("$top/host/judge-frlockstat" "$guest_results/frlockstat")
+relay < <("$top/host/judge-bpftrace" "$guest_results/bpftrace" tools renames watch)
 
 # The eight events as a kernel developer's own tools show them: both trace
 # systems' format files, trace-cmd's text and Debian's perf (record,
@@ -45,7 +46,9 @@ fi
 # gettimeofday through the vDSO never reaches the kernel's frlock. Under
 # TCG the vDSO needs tsc=reliable to read the clock itself.
 guest_job vdso "guest for the vDSO checks exited cleanly" \
-	--kernel "$kernel" --append tsc=reliable --exec '/opt/frlock/tests/guest/bpf.sh vdso' 
+	--kernel "$kernel" --append tsc=reliable --results "$logs/results-vdso" \
+	--exec '/opt/frlock/tests/guest/bpf.sh vdso'
+relay < <("$top/host/judge-bpftrace" "$logs/results-vdso/bpftrace" vdso)
 
 # Suspend and resume through pm_test, last and in a guest of its own: the
 # 9p share (virtio-9p has no suspend support) is dead after the resume, so

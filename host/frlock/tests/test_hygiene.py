@@ -16,7 +16,6 @@ from frlock import TOP
 # named, so that none is added unseen and each one shows until it goes.
 LEFT = {
     "tests/guest/seqcount.sh": "sed pulls frlockstat's JSON fields (frlockstat tests)",
-    "tests/guest/bpf.sh": "sed pulls bpftrace's JSON map keys (bpftrace tool tests)",
 }
 
 
