@@ -20,6 +20,7 @@ relay < <("$top/host/judge-agreement" "$guest_results/agreement")
 relay < <("$top/host/judge-events" "$guest_results/events" ftrace)
 relay < <("$top/host/judge-frlockstat" "$guest_results/frlockstat")
 relay < <("$top/host/judge-bpftrace" "$guest_results/bpftrace" tools renames watch)
+relay < <("$top/host/judge-seqcount" "$guest_results/seqcount")
 
 # The eight events as a kernel developer's own tools show them: both trace
 # systems' format files, trace-cmd's text and Debian's perf (record,
@@ -37,8 +38,9 @@ relay < <("$top/host/judge-events" "$tools_results/events" trace-cmd perf)
 # its verifier patch refuses bpf_timer inside timekeeping's write section.
 if stock_tk=$("$top/kernel/build" --series seqcount 2>"$logs/build-stock-tk.err"); then
 	guest_job stock-timekeeping "guest on stock timekeeping with seqcount events ran and exited cleanly" \
-		--kernel "$stock_tk" --timeout 900 --exec \
+		--kernel "$stock_tk" --timeout 900 --results "$logs/results-stock-timekeeping" --exec \
 		'cd /opt/frlock/tests/guest && ./seqcount-kunit.sh; ./seqcount.sh stock-timekeeping 8; ./nested-reader.sh'
+	relay < <("$top/host/judge-seqcount" "$logs/results-stock-timekeeping/seqcount")
 else
 	not_ok "the seqcount series alone (stock timekeeping, seqcount events) builds (log: $logs/build-stock-tk.err)"
 fi

@@ -1,0 +1,246 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Judge tests/guest/seqcount.sh's workloads on the host: frlockstat's
+NDJSON (read with json) against ftrace's own hist triggers on the same
+events.
+
+usage: host/judge-seqcount DIR   (DIR: the guest's /results/seqcount)
+
+DIR holds "mode" (frlock or stock-timekeeping, and the seconds each
+workload ran), "workloads" (NAME STATUS lines) and per workload NAME.fs
+(frlockstat -j -c), NAME.retry, NAME.write and NAME.wait (the hists of
+seqcount_read_retry, _write_begin and _read_wait, per lock and caller),
+NAME.load; and plain.txt, `frlockstat 1 5` during a rename storm.
+
+frlockstat is attached first and stopped last, so that its window holds
+the triggers' window. The workloads make the only retries of these locks
+in between, so the retries must be equal; writes also come from elsewhere
+(the tick, the shell), so frlockstat must count at least as many. One
+ok/not ok line per check; exit status 1 if any failed.
+"""
+
+import json
+import os
+import re
+import sys
+
+failed = 0
+
+# The functions that write a dentry's d_seq: fs/dcache.c's __d_move,
+# ___d_drop, __d_instantiate, __d_add and dentry_unlink_inode, or the
+# d_*/dentry_* functions they are inlined into, GCC's split parts too
+# (__d_drop.part.0).
+DCACHE_WRITERS = re.compile(r"_*(d|dentry)_[a-z_]*(\.[a-z]*\.[0-9]*)?$|dput$|shrink_dentry_list$")
+# { lock: [ffffffff82009500] rename_lock , caller: [ffffffff8120852d] d_move+0x4e/0x90 } hitcount: 251
+HIST_LINE = re.compile(r"^\{ lock: \[([0-9a-f]+)\] ([^,]*), caller: \[[0-9a-f]+\] *([^ +]*)\S* *\} hitcount: *(\d+)")
+
+
+def check(ok, desc):
+    global failed
+    if not ok:
+        failed += 1
+    print("%s - %s" % ("ok" if ok else "not ok", desc), flush=True)
+
+
+def note(text):
+    for line in str(text).splitlines():
+        print("  " + line)
+
+
+def read(d, name):
+    try:
+        with open(os.path.join(d, name), errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+class Hist:
+    """A hist trigger's output, keyed by lock and caller: a lock in the
+    kernel image by its symbol, every other one as "heap"."""
+
+    def __init__(self, text):
+        self.dropped = not re.search(r"^    Dropped: 0$", text, re.M)
+        self.rows = []      # (address, instance, caller, hits)
+        for line in text.splitlines():
+            m = HIST_LINE.match(line)
+            if not m:
+                continue
+            sym = re.sub(r"\+0x[0-9a-f]*/0x[0-9a-f]*$", "", m.group(2).strip())
+            inst = sym if sym and not sym.startswith("0x") else "heap"
+            self.rows.append((m.group(1), inst, m.group(3), int(m.group(4))))
+
+    def count(self, inst):
+        """The hits of one instance, -1 if the hist dropped entries."""
+        return -1 if self.dropped else sum(n for _, i, _, n in self.rows if i == inst)
+
+    def callers(self, inst, addrs=None):
+        out = {}
+        for a, i, c, n in self.rows:
+            if i == inst and (addrs is None or a in addrs):
+                out[c] = out.get(c, 0) + n
+        return out
+
+
+class Workload:
+    def __init__(self, d, name):
+        self.name = name
+        self.retry, self.write = Hist(read(d, name + ".retry")), Hist(read(d, name + ".write"))
+        self.load = read(d, name + ".load")
+        self.recs = []
+        for line in read(d, name + ".fs").splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(r, dict):
+                self.recs.append(r)
+
+    def row(self, lock):
+        """frlockstat's final object for the lock (no interval: one object
+        per instance, the run's totals)."""
+        rows = [r for r in self.recs if r.get("type") == "frlockstat" and r.get("lock") == lock]
+        return rows[-1] if rows else {}
+
+    def missed_retries(self):
+        m = [r for r in self.recs if r.get("type") == "frlockstat_missed"]
+        return (m[-1].get("by_event") or {}).get("seqcount_read_retry", 0) if m else 0
+
+
+def agree(w, inst, row=None, nozero=False, ambient=False):
+    """frlockstat's retries of inst (its row ROW, if frlockstat names it
+    otherwise: every dentry's d_seq is dentry.d_seq, by its slab cache's
+    type) equal the hist triggers' count but for the retry events it
+    reported missed, and are more than 0 (unless nozero); its writes are at
+    least the triggers' count."""
+    n = w.name
+    h_retries = w.retry.count(inst)
+    h_writes = w.write.count(inst)
+    if inst == "heap":
+        # The heap holds other seqcounts than the dentries' (per-CPU hrtimer
+        # bases, inodes, ...): its d_seq writes are dcache's.
+        h_writes = sum(c for f, c in w.write.callers("heap").items() if DCACHE_WRITERS.match(f))
+    r = w.row(row or inst)
+    f_retries, f_writes = r.get("retries", 0), r.get("writes", 0)
+    note("%s: %s: retries ftrace=%d frlockstat=%d, writes ftrace=%d frlockstat=%d"
+         % (n, inst, h_retries, f_retries, h_writes, f_writes))
+    if not nozero:
+        check(h_retries > 0, "%s: %s retried (%d retries counted by ftrace's hist trigger)" % (n, inst, h_retries))
+    # A retry in an interrupt that lands while frlockstat's retry program
+    # runs in the task it interrupted is not run (the kernel's recursion
+    # guard): frlockstat counts those misses and says so, for every lock.
+    missed = w.missed_retries()
+    if ambient:
+        # The kernel's own readers retry this lock too (the timer interrupt
+        # reads tk_core), also in frlockstat's wider window, so it may count
+        # more; it must still have lost none that ftrace counted.
+        check(h_retries >= 0 and f_retries + missed >= h_retries,
+              "%s: frlockstat saw every retry of %s that ftrace counted (%d + %d missed >= %d)"
+              % (n, inst, f_retries, missed, h_retries))
+    else:
+        check(0 <= f_retries <= h_retries <= f_retries + missed,
+              "%s: frlockstat reports %s's retries as ftrace counts them (%d, %d; %d missed retry events reported)"
+              % (n, inst, f_retries, h_retries, missed))
+    # Writes also come from outside the workload (the tick, the shell's own
+    # files), and frlockstat's window holds the triggers': it must have
+    # seen every write they counted.
+    check(f_writes >= h_writes > 0, "%s: frlockstat saw every write of %s that ftrace counted (%d >= %d)"
+          % (n, inst, f_writes, h_writes))
+
+
+def path_load_ran(w):
+    last = None
+    for line in w.load.splitlines():
+        try:
+            last = json.loads(line)
+        except ValueError:
+            continue
+    check(isinstance(last, dict) and last.get("write_errors") == 0,
+          "%s: path-load ran (%s)" % (w.name, (w.load.strip().splitlines() or ["no output"])[-1]))
+
+
+def rename(d):
+    w = Workload(d, "rename")
+    path_load_ran(w)
+    agree(w, "rename_lock")
+    # The heap's retried locks are the dentries' d_seq: every write of a
+    # heap lock that retried is dcache's.
+    retried = {a for a, i, _, _ in w.retry.rows if i == "heap"}
+    writers = w.write.callers("heap", retried)
+    for f, c in sorted(writers.items(), key=lambda x: -x[1])[:8]:
+        note("retried heap locks written by: %s %d" % (f, c))
+    others = sum(c for f, c in writers.items() if not DCACHE_WRITERS.match(f))
+    check(bool(writers) and others == 0,
+          "rename: the heap's retried locks are dentries' d_seq: written by dcache only (%d writes, %d by others)"
+          % (sum(writers.values()), others))
+    agree(w, "heap", "dentry.d_seq")
+    # Who caused the retries: every rename_lock write is d_move()'s, so
+    # every rename_lock retry that frlockstat joined to its write names
+    # d_move.
+    caused = {}
+    for r in w.recs:
+        if r.get("type") == "frlockstat_caller" and r.get("lock") == "rename_lock" and r.get("kind") == "caused":
+            f = r.get("caller", "").split("+", 1)[0]
+            caused[f] = caused.get(f, 0) + r.get("count_total", 0)
+    for f, c in caused.items():
+        note("caused rename_lock retries: %s %d" % (f, c))
+    joined = w.row("rename_lock").get("retries_joined", 0)
+    check(joined > 0 and set(caused) == {"d_move"} and sum(caused.values()) == joined,
+          "rename: frlockstat joined rename_lock's retries to their writes (%d joined), all to d_move" % joined)
+    # The plain command: `frlockstat 1 5` during a rename storm lists
+    # rename_lock and the dentries' d_seq, each with retries in some
+    # interval (RETRY/s is the 7th column of the table).
+    plain = read(d, "plain.txt")
+    rows = [line.split() for line in plain.splitlines() if re.match(r"(LOCK|rename_lock|dentry\.d_seq) ", line)]
+    note("\n".join(" ".join(x) for x in rows[:12]))
+
+    def retried_in_some(lock):
+        for x in rows:
+            try:
+                if x[0] == lock and float(x[6]) > 0:
+                    return True
+            except (IndexError, ValueError):
+                pass
+        return False
+    check(retried_in_some("rename_lock") and retried_in_some("dentry.d_seq"),
+          "rename: frlockstat 1 5 lists rename_lock and dentry.d_seq, each with retries in some interval")
+
+
+def mount(d):
+    w = Workload(d, "mount")
+    path_load_ran(w)
+    agree(w, "mount_lock")
+
+
+def tick(d, secs):
+    """This guest's kernel has no NO_HZ, and on 64-bit nothing else reads
+    jiffies_seq, so it has writes and no retries."""
+    w = Workload(d, "tick")
+    agree(w, "jiffies_seq", nozero=True)
+    hz = w.write.count("jiffies_seq") // secs
+    check(200 <= hz <= 300, "tick: jiffies_seq is written about HZ=250 times a second (%d/s)" % hz)
+
+
+def gtod(d):
+    agree(Workload(d, "gtod"), "tk_core", ambient=True)
+
+
+def main(argv):
+    if len(argv) != 1:
+        print("usage: host/judge-seqcount DIR", file=sys.stderr)
+        return 2
+    d = argv[0]
+    mode = read(d, "mode").split()
+    if len(mode) != 2:
+        check(False, "seqcount workloads: the guest left its runs in %s" % d)
+        return 1
+    ran = dict(line.split() for line in read(d, "workloads").splitlines() if len(line.split()) == 2)
+    want = ["rename", "mount", "tick"] + (["gtod"] if mode[0] == "stock-timekeeping" else [])
+    for w in want:
+        if w not in ran:
+            check(False, "%s: the workload ran (not in %s/workloads)" % (w, d))
+            continue
+        if w not in ("rename", "mount"):
+            check(ran[w] == "0", "%s: the workload ran (exit %s)" % (w, ran[w]))
+        {"rename": lambda: rename(d), "mount": lambda: mount(d), "tick": lambda: tick(d, int(mode[1])),
+         "gtod": lambda: gtod(d)}[w]()
+    return 1 if failed else 0
