@@ -8,11 +8,11 @@
 
 	const COLORS = { run: '#3b6ea8', last: '#e08a1e', reads: '#3b6ea8',
 		writes: '#c0392b', adjtimex: '#8e44ad', retried: '#e08a1e' };
-	const HISTS = ['hold_ns', 'retries_per_read', 'lost_ns'];
+	const HISTS = ['hold_ns', 'wait_ns', 'retry_lb_ns'];
 	const AXIS = {
 		hold_ns: 'hold_ns: write section begin to end, log2 buckets (K = 1024 ns)',
-		retries_per_read: 'retries before the read succeeded, log2 buckets',
-		lost_ns: 'lost_ns: first retry to successful read, log2 buckets (K = 1024 ns)',
+		wait_ns: 'wait_ns: a wait to the end of the write it waited for, log2 buckets (K = 1024 ns)',
+		retry_lb_ns: 'retry_lb_ns: the colliding write\'s begin to the retry, log2 buckets (K = 1024 ns)',
 	};
 
 	function el(id) { return document.getElementById(id); }
@@ -317,8 +317,7 @@
 				lost: el('lost').textContent, skipped: el('skipped').textContent,
 				numbers: Array.from(el('numbers').children, d => [d.children[0].textContent,
 					d.children[1].textContent]),
-				hists: { hold_ns: hist('hold_ns'), retries_per_read: hist('retries_per_read'),
-					lost_ns: hist('lost_ns') },
+				hists: Object.fromEntries(HISTS.map(k => [k, hist(k)])),
 				rates: { reads: pts(0), writes: pts(1), adjtimex: pts(2), retried: pts(3) },
 				heat: h ? { key: state.heatKey, cols: h.cols.length, cells: h.cells,
 					drawn: heatmap.drawn } : null,

@@ -54,8 +54,10 @@ MAX_CALLERS = 20
 LOCK_COLUMNS = ("lock", "kind", "writes/s", "hold p50", "hold p99", "hold max",
                 "retries/s", "waits/s", "retried/s", "lost/s", "lost p99",
                 "writer", "reader")
-# The histograms the page draws (the view keeps every one the feed has).
-CHART_HISTS = ("hold_ns", "retries_per_read", "lost_ns")
+# The histograms the page draws (the view keeps every one the feed has):
+# frlockstat v2's, which every lock kind carries since series v4 (v1's
+# retries_per_read and lost_ns needed a read-end event v4 has no more).
+CHART_HISTS = ("hold_ns", "wait_ns", "retry_lb_ns")
 ROW_COLUMNS = ("time", "reads/s", "no retry", "writes/s", "retries/s", "waits/s",
                "retried/s", "hold p50", "hold p99", "hold max")
 CALLER_COLUMNS = ("site", "caller", "from", "count", "mean ns")
