@@ -19,14 +19,10 @@ import os
 import re
 import sys
 
-failed = 0
+from frlock.judging import Checks
 
-
-def check(ok, desc):
-    global failed
-    if not ok:
-        failed += 1
-    print("%s - agreement: %s" % ("ok" if ok else "not ok", desc), flush=True)
+checks = Checks("agreement: ")
+check = checks.check
 
 
 def records(path):
@@ -222,8 +218,7 @@ def readers(d):
 
 
 def main(argv):
-    global failed
-    failed = 0
+    checks.failed = 0
     if len(argv) != 1:
         print("usage: host/judge-agreement DIR", file=sys.stderr)
         return 2
@@ -236,4 +231,4 @@ def main(argv):
             judge(d)
         else:
             check(False, "%s: the guest collected the tools' outputs (see the guest's lines)" % run)
-    return 1 if failed else 0
+    return 1 if checks.failed else 0

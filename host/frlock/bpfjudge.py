@@ -21,28 +21,10 @@ import re
 import sys
 
 from frlock import feed
+from frlock.judging import Checks, read
 
-failed = 0
-
-
-def check(ok, desc):
-    global failed
-    if not ok:
-        failed += 1
-    print("%s - %s" % ("ok" if ok else "not ok", desc), flush=True)
-
-
-def note(text):
-    for line in str(text).splitlines():
-        print("  " + line)
-
-
-def read(d, name):
-    try:
-        with open(os.path.join(d, name), errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
+checks = Checks()
+check, note = checks.check, checks.note
 
 
 def objects(d, name):
@@ -248,6 +230,7 @@ def main(argv):
     if len(argv) < 2 or any(p not in PARTS for p in argv[1:]):
         print("usage: host/judge-bpftrace DIR PART...  (PART: %s)" % ", ".join(PARTS), file=sys.stderr)
         return 2
+    checks.failed = 0
     ran = (read(argv[0], "parts") or "").split()
     # What was asked, then anything else the guest ran (--via vdso where
     # the clocksource allowed it).
@@ -257,4 +240,4 @@ def main(argv):
                   % (p, argv[0], " ".join(ran) or "none"))
             continue
         PARTS[p](argv[0])
-    return 1 if failed else 0
+    return 1 if checks.failed else 0

@@ -19,11 +19,14 @@ ok/not ok line per check; exit status 1 if any failed.
 """
 
 import json
-import os
 import re
 import sys
 
-failed = 0
+from frlock.judging import Checks, read
+
+checks = Checks()
+check, note = checks.check, checks.note
+
 
 # The functions that write a dentry's d_seq: fs/dcache.c's __d_move,
 # ___d_drop, __d_instantiate, __d_add and dentry_unlink_inode, or the
@@ -32,26 +35,6 @@ failed = 0
 DCACHE_WRITERS = re.compile(r"_*(d|dentry)_[a-z_]*(\.[a-z]*\.[0-9]*)?$|dput$|shrink_dentry_list$")
 # { lock: [ffffffff82009500] rename_lock , caller: [ffffffff8120852d] d_move+0x4e/0x90 } hitcount: 251
 HIST_LINE = re.compile(r"^\{ lock: \[([0-9a-f]+)\] ([^,]*), caller: \[[0-9a-f]+\] *([^ +]*)\S* *\} hitcount: *(\d+)")
-
-
-def check(ok, desc):
-    global failed
-    if not ok:
-        failed += 1
-    print("%s - %s" % ("ok" if ok else "not ok", desc), flush=True)
-
-
-def note(text):
-    for line in str(text).splitlines():
-        print("  " + line)
-
-
-def read(d, name):
-    try:
-        with open(os.path.join(d, name), errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
 
 
 class Hist:
@@ -84,10 +67,10 @@ class Hist:
 class Workload:
     def __init__(self, d, name):
         self.name = name
-        self.retry, self.write = Hist(read(d, name + ".retry")), Hist(read(d, name + ".write"))
-        self.load = read(d, name + ".load")
+        self.retry, self.write = Hist(read(d, name + ".retry") or ""), Hist(read(d, name + ".write") or "")
+        self.load = read(d, name + ".load") or ""
         self.recs = []
-        for line in read(d, name + ".fs").splitlines():
+        for line in (read(d, name + ".fs") or "").splitlines():
             try:
                 r = json.loads(line)
             except ValueError:
@@ -189,7 +172,7 @@ def rename(d):
     # The plain command: `frlockstat 1 5` during a rename storm lists
     # rename_lock and the dentries' d_seq, each with retries in some
     # interval (RETRY/s is the 7th column of the table).
-    plain = read(d, "plain.txt")
+    plain = read(d, "plain.txt") or ""
     rows = [line.split() for line in plain.splitlines() if re.match(r"(LOCK|rename_lock|dentry\.d_seq) ", line)]
     note("\n".join(" ".join(x) for x in rows[:12]))
 
@@ -228,12 +211,13 @@ def main(argv):
     if len(argv) != 1:
         print("usage: host/judge-seqcount DIR", file=sys.stderr)
         return 2
+    checks.failed = 0
     d = argv[0]
-    mode = read(d, "mode").split()
+    mode = (read(d, "mode") or "").split()
     if len(mode) != 2:
         check(False, "seqcount workloads: the guest left its runs in %s" % d)
         return 1
-    ran = dict(line.split() for line in read(d, "workloads").splitlines() if len(line.split()) == 2)
+    ran = dict(line.split() for line in (read(d, "workloads") or "").splitlines() if len(line.split()) == 2)
     want = ["rename", "mount", "tick"] + (["gtod"] if mode[0] == "stock-timekeeping" else [])
     for w in want:
         if w not in ran:
@@ -243,4 +227,4 @@ def main(argv):
             check(ran[w] == "0", "%s: the workload ran (exit %s)" % (w, ran[w]))
         {"rename": lambda: rename(d), "mount": lambda: mount(d), "tick": lambda: tick(d, int(mode[1])),
          "gtod": lambda: gtod(d)}[w]()
-    return 1 if failed else 0
+    return 1 if checks.failed else 0

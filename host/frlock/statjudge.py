@@ -16,20 +16,11 @@ import os
 import re
 import sys
 
+from frlock.judging import Checks, read
+
 TK = "tk_core"
-failed = 0
-
-
-def check(ok, desc):
-    global failed
-    if not ok:
-        failed += 1
-    print("%s - %s" % ("ok" if ok else "not ok", desc), flush=True)
-
-
-def note(text):
-    for line in text.splitlines():
-        print("  " + line)
+checks = Checks()
+check, note = checks.check, checks.note
 
 
 class Dir:
@@ -41,11 +32,7 @@ class Dir:
             self.rc[name] = int(st) if st.strip().lstrip("-").isdigit() else None
 
     def text(self, name):
-        try:
-            with open(os.path.join(self.d, name), errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        return read(self.d, name) or ""
 
     def records(self, name):
         """Every line of NAME.json as JSON (None for a line that is not)."""
@@ -341,6 +328,7 @@ def main(argv):
     if len(argv) != 1:
         print("usage: host/judge-frlockstat DIR", file=sys.stderr)
         return 2
+    checks.failed = 0
     if not os.path.isfile(os.path.join(argv[0], "rc")):
         check(False, "frlockstat: the guest left its runs in %s" % argv[0])
         return 1
@@ -351,4 +339,4 @@ def main(argv):
     names(d)
     storm(d)
     join(d)
-    return 1 if failed else 0
+    return 1 if checks.failed else 0

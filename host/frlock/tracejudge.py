@@ -20,20 +20,14 @@ import os
 import sys
 
 from frlock import eventtext as et
+from frlock.judging import Checks
 
-failed = 0
-
-
-def check(ok, desc):
-    global failed
-    if not ok:
-        failed += 1
-    print("%s - %s" % ("ok" if ok else "not ok", desc), flush=True)
+checks = Checks()
+check = checks.check
 
 
 def info(prefix, text):
-    for line in text.splitlines():
-        print("  %s: %s" % (prefix, line))
+    checks.note("\n".join("%s: %s" % (prefix, line) for line in text.splitlines()))
 
 
 def load(d, name):
@@ -184,6 +178,7 @@ JUDGES = (("ftrace", judge_ftrace), ("trace-cmd", judge_trace_cmd), ("perf", jud
 
 
 def main(argv):
+    checks.failed = 0
     judges = dict(JUDGES)
     if len(argv) < 2:
         print("usage: host/judge-events DIR NAME...  (NAME: %s)" % ", ".join(judges), file=sys.stderr)
@@ -199,4 +194,4 @@ def main(argv):
             check(False, "%s: the guest left its recording in %s (%s.txt)" % (name, argv[0], name))
             continue
         judges[name](*got)
-    return 1 if failed else 0
+    return 1 if checks.failed else 0

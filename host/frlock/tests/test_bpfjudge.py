@@ -44,7 +44,6 @@ class BpfJudge(unittest.TestCase):
             with open(os.path.join(d, "parts"), "w") as f:
                 f.write("watch\n")
             out = io.StringIO()
-            bpfjudge.failed = 0
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
                 rc = bpfjudge.main([d, "vdso"])
                 self.assertEqual(bpfjudge.main([d, "nope"]), 2)

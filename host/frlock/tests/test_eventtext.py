@@ -109,7 +109,6 @@ class Judge(unittest.TestCase):
                 with open(os.path.join(d, name), "w") as f:
                     f.write(text)
             out = io.StringIO()
-            tracejudge.failed = 0
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
                 rc = tracejudge.main([d] + names)
         return rc, out.getvalue()

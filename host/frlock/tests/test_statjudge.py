@@ -28,7 +28,6 @@ def judge(files):
             with open(os.path.join(d, name), "w") as f:
                 f.write(text)
         out = io.StringIO()
-        statjudge.failed = 0
         with contextlib.redirect_stdout(out):
             rc = statjudge.main([d if files else os.path.join(d, "none")])
     return rc, out.getvalue()
