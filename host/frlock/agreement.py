@@ -14,30 +14,14 @@ are compared by their bounds and medians, not bucket by bucket: see
 tests/guest/agreement.sh.
 """
 
-import json
 import os
 import re
 import sys
 
-from frlock.judging import Checks
+from frlock.judging import Checks, json_lines
 
 checks = Checks("agreement: ")
 check = checks.check
-
-
-def records(path):
-    """The JSON objects of an NDJSON file (blank lines, and lines that are
-    not JSON, such as a tool's notes, are left out)."""
-    out = []
-    with open(path, "rb") as f:
-        for raw in f:
-            try:
-                r = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(r, dict):
-                out.append(r)
-    return out
 
 
 # The stress case's writers and reader: its lock lives in a kmalloc'd
@@ -150,7 +134,7 @@ def inputs(d, run):
     """RUN's frlockstat and bpftrace records, the suite's counts and per
     writer, and frlockstat's row of the stress lock; None if a part is
     missing (and said so)."""
-    fs, bt = records(os.path.join(d, run + ".fs")), records(os.path.join(d, run + ".bt"))
+    fs, bt = json_lines(d, run + ".fs"), json_lines(d, run + ".bt")
     suite, per = kunit(os.path.join(d, run + ".kunit"))
     check(suite is not None, "%s: the KUnit stress case reported its counts" % run)
     lock = fs_stress_lock(fs)

@@ -16,28 +16,14 @@ failed, 2 for an unknown PART.
 """
 
 import json
-import os
 import re
 import sys
 
 from frlock import feed
-from frlock.judging import Checks, read
+from frlock.judging import Checks, json_lines, read
 
 checks = Checks()
 check, note = checks.check, checks.note
-
-
-def objects(d, name):
-    """The JSON objects of a file of JSON lines (other lines left out)."""
-    out = []
-    for line in (read(d, name) or "").splitlines():
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(r, dict):
-            out.append(r)
-    return out
 
 
 class Bt:
@@ -46,7 +32,7 @@ class Bt:
     def __init__(self, d, name):
         self.text = read(d, name)
         self.maps = {}
-        for r in objects(d, name):
+        for r in json_lines(d, name):
             if r.get("type") in ("map", "hist") and isinstance(r.get("data"), dict):
                 for m, v in r["data"].items():
                     self.maps[m] = v
@@ -80,7 +66,7 @@ def stderr_empty(d, run):
 
 
 def tools(d):
-    load = next((r for r in objects(d, "both-load.json") if r.get("type") == "load_summary"), {})
+    load = next((r for r in json_lines(d, "both-load.json") if r.get("type") == "load_summary"), {})
     calls = load.get("total_count")
     note("load: %s gettimeofday calls; %s adjtimex writes" % (calls, load.get("write_count")))
     R, H = Bt(d, "both-retries.json"), Bt(d, "both-hold.json")
@@ -156,7 +142,7 @@ def renames(d):
     rename_lock and d_seq readers retry, which frlock-retries.bt must show
     by lock name (every dentry's d_seq is "": no symbol) and reader;
     frlock-hold.bt times d_move's sections."""
-    load = objects(d, "renames-load.json")
+    load = json_lines(d, "renames-load.json")
     note("path-load: %s" % (json.dumps(load[-1]) if load else "no summary"))
     R, H = Bt(d, "renames-retries.json"), Bt(d, "renames-hold.json")
     for k in R.keys("@seqcount_retries"):

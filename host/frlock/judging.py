@@ -4,6 +4,7 @@
 failures for the exit status, notes indented as the guest scripts print
 theirs, and a results file read whole."""
 
+import json
 import os
 
 
@@ -32,3 +33,20 @@ def read(d, name):
             return f.read()
     except FileNotFoundError:
         return None
+
+
+def json_lines(d, name, keep_bad=False):
+    """The JSON objects of a results file of JSON lines, in order; blank
+    lines are left out, and so are the lines that are no JSON object (a
+    tool's notes) unless keep_bad, which puts None in their place."""
+    out = []
+    for line in (read(d, name) or "").splitlines():
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except ValueError:
+            r = None
+        if isinstance(r, dict) or keep_bad:
+            out.append(r if isinstance(r, dict) else None)
+    return out

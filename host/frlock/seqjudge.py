@@ -22,7 +22,7 @@ import json
 import re
 import sys
 
-from frlock.judging import Checks, read
+from frlock.judging import Checks, json_lines, read
 
 checks = Checks()
 check, note = checks.check, checks.note
@@ -69,14 +69,7 @@ class Workload:
         self.name = name
         self.retry, self.write = Hist(read(d, name + ".retry") or ""), Hist(read(d, name + ".write") or "")
         self.load = read(d, name + ".load") or ""
-        self.recs = []
-        for line in (read(d, name + ".fs") or "").splitlines():
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(r, dict):
-                self.recs.append(r)
+        self.recs = json_lines(d, name + ".fs")
 
     def row(self, lock):
         """frlockstat's final object for the lock (no interval: one object

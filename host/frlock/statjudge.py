@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-from frlock.judging import Checks, read
+from frlock.judging import Checks, json_lines, read
 
 TK = "tk_core"
 checks = Checks()
@@ -36,15 +36,7 @@ class Dir:
 
     def records(self, name):
         """Every line of NAME.json as JSON (None for a line that is not)."""
-        out = []
-        for line in self.text(name + ".json").splitlines():
-            if not line.strip():
-                continue
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                out.append(None)
-        return out
+        return json_lines(self.d, name + ".json", keep_bad=True)
 
 
 def stats(recs, lock=None):
