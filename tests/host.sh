@@ -154,7 +154,7 @@ if [ -n "${long:-}" ]; then
 		"$top/kernel/build-arm64" --quiet
 fi
 
-# tk_core's layout against the prefix before the timekeeping patch.
+# tk_core's layout against the seqcount series alone (6.1's timekeeping).
 # shellcheck source=tests/layout.sh
 . "$top/tests/layout.sh"
 
