@@ -43,7 +43,8 @@ grep -q 'tk_core' "$tmp/bt.out" && ok "frlock-hold.bt traced tk_core.lock under 
 F=/opt/frlock/bpf/.output/frlockstat
 "$F" -c 4 1 >"$tmp/fs.out" 2>"$tmp/fs.err" &
 fs=$!
-if wait_attached $fs "$tmp/fs.err" '^Tracing' 1200; then
+# Without -j the banner, flushed once attached, is on stdout.
+if wait_attached $fs "$tmp/fs.out" '^Tracing' 1200; then
 	mkdir -p /tmp/checker-renames
 	path-load -d 4 --writer rename /tmp/checker-renames >"$tmp/renames.out" 2>&1 &
 	renames=$!
