@@ -63,6 +63,15 @@ class Hist:
                 out[c] = out.get(c, 0) + n
         return out
 
+    def by_address(self, inst):
+        """{address: {caller: hits}} for one instance."""
+        out = {}
+        for a, i, c, n in self.rows:
+            if i == inst:
+                out.setdefault(a, {})
+                out[a][c] = out[a].get(c, 0) + n
+        return out
+
 
 class Workload:
     def __init__(self, d, name):
@@ -76,6 +85,21 @@ class Workload:
         per instance, the run's totals)."""
         rows = [r for r in self.recs if r.get("type") == "frlockstat" and r.get("lock") == lock]
         return rows[-1] if rows else {}
+
+    def heap_retries(self):
+        """The heap's retried locks by their writers in the write hist:
+        {"dentry": {addr: retries}, "other": ..., "mixed": ..., "unwritten":
+        ...}. A dentry's d_seq is written by dcache only; the heap also
+        holds per-CPU hrtimer bases, whose hrtimer_active() readers may
+        retry during any workload."""
+        writers = self.write.by_address("heap")
+        out = {"dentry": {}, "other": {}, "mixed": {}, "unwritten": {}}
+        for a, callers in self.retry.by_address("heap").items():
+            dcache = [bool(DCACHE_WRITERS.match(f)) for f in writers.get(a, {})]
+            kind = ("unwritten" if not dcache else "dentry" if all(dcache)
+                    else "other" if not any(dcache) else "mixed")
+            out[kind][a] = sum(callers.values())
+        return out
 
     def missed_retries(self):
         m = [r for r in self.recs if r.get("type") == "frlockstat_missed"]
@@ -93,8 +117,12 @@ def agree(w, inst, row=None, nozero=False, ambient=False):
     h_writes = w.write.count(inst)
     if inst == "heap":
         # The heap holds other seqcounts than the dentries' (per-CPU hrtimer
-        # bases, inodes, ...): its d_seq writes are dcache's.
+        # bases, inodes, ...): its d_seq writes are dcache's, its d_seq
+        # retries those of the locks no other code writes.
         h_writes = sum(c for f, c in w.write.callers("heap").items() if DCACHE_WRITERS.match(f))
+        if h_retries >= 0:
+            heap = w.heap_retries()
+            h_retries = sum(heap["dentry"].values()) + sum(heap["unwritten"].values())
     r = w.row(row or inst)
     f_retries, f_writes = r.get("retries", 0), r.get("writes", 0)
     note("%s: %s: retries ftrace=%d frlockstat=%d, writes ftrace=%d frlockstat=%d"
@@ -138,16 +166,22 @@ def rename(d):
     w = Workload(d, "rename")
     path_load_ran(w)
     agree(w, "rename_lock")
-    # The heap's retried locks are the dentries' d_seq: every write of a
-    # heap lock that retried is dcache's.
-    retried = {a for a, i, _, _ in w.retry.rows if i == "heap"}
-    writers = w.write.callers("heap", retried)
-    for f, c in sorted(writers.items(), key=lambda x: -x[1])[:8]:
-        note("retried heap locks written by: %s %d" % (f, c))
-    others = sum(c for f, c in writers.items() if not DCACHE_WRITERS.match(f))
-    check(bool(writers) and others == 0,
-          "rename: the heap's retried locks are dentries' d_seq: written by dcache only (%d writes, %d by others)"
-          % (sum(writers.values()), others))
+    # The storm's heap retries are the dentries' d_seq: locks written by
+    # dcache only. No retried lock is written both by dcache and by other
+    # code (the per-CPU hrtimer bases may retry too, under their own
+    # writer, and frlockstat names them apart).
+    heap = w.heap_retries()
+    for kind in ("dentry", "other", "mixed", "unwritten"):
+        if heap[kind]:
+            writers = w.write.callers("heap", set(heap[kind]))
+            top = sorted(writers.items(), key=lambda x: -x[1])[:4]
+            note("retried heap locks, %s: %d locks, %d retries; writers: %s"
+                 % (kind, len(heap[kind]), sum(heap[kind].values()),
+                    ", ".join("%s %d" % x for x in top) or "none in the write hist"))
+    dentry = sum(heap["dentry"].values())
+    check(dentry > 0 and not heap["mixed"],
+          "rename: the heap's retries are dentries' d_seq, locks written by dcache only (%d retries; %d locks written by dcache and others)"
+          % (dentry, len(heap["mixed"])))
     agree(w, "heap", "dentry.d_seq")
     # Who caused the retries: every rename_lock write is d_move()'s, so
     # every rename_lock retry that frlockstat joined to its write names
