@@ -1,0 +1,315 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The guest part of make test, in order: the guest jobs on the frlock and
+seqcount-series kernels, each followed by the host's judges of what it
+left in its results share (the guest collects, the host judges); the
+exporter scraped by a real Prometheus; torture, recursion and the checker
+kernels; and, in make test-long, the arm64 kernel's KUnit suite.
+
+Run by tests/run (frlock.tests.runner) with one harness.Run."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+import urllib.request
+
+from frlock import TOP
+from frlock.tests.harness import kernel as build
+
+HOST = os.path.join(TOP, "host")
+
+
+def judge(run, name, *args):
+    run.relay_cmd([os.path.join(HOST, name)] + list(args))
+
+
+def frlock_guests(run, kernel):
+    logs = run.logs
+    run.check("libbpf tools build against the frlock kernel's BTF",
+              ["make", "-C", os.path.join(TOP, "bpf"), "KERNEL=" + kernel])
+
+    # The frlock kernel: events, KUnit, timekeeping under load, hist
+    # recipes, frlockstat, and the kernel's time semantics.
+    res = os.path.join(logs, "results-frlock-kernel")
+    run.guest_job("frlock-kernel", "guest on the frlock kernel ran and exited cleanly",
+                  ["--kernel", kernel, "--timeout", "1200", "--results", res, "--exec",
+                   "cd /opt/frlock/tests/guest && ./frlock-kernel.sh; ./frlockstat.sh; ./badinput.sh; "
+                   "./agreement.sh; ./bpf.sh; ./timekeeping.sh; ./seqcount.sh frlock 8"])
+    judge(run, "judge-agreement", os.path.join(res, "agreement"))
+    judge(run, "judge-events", os.path.join(res, "events"), "ftrace")
+    judge(run, "judge-frlockstat", os.path.join(res, "frlockstat"))
+    judge(run, "judge-bpftrace", os.path.join(res, "bpftrace"), "tools", "renames", "watch")
+    judge(run, "judge-seqcount", os.path.join(res, "seqcount"))
+
+    # The eight events as a kernel developer's own tools show them: both
+    # trace systems' format files, trace-cmd's text and Debian's perf
+    # (record, script, stat, trace, lock contention). The guest records;
+    # the host reads the text and joins it.
+    res = os.path.join(logs, "results-kernel-tools")
+    run.guest_job("kernel-tools", "guest for the events' ABI, trace-cmd and perf ran and exited cleanly",
+                  ["--kernel", kernel, "--timeout", "900", "--results", res, "--exec",
+                   "cd /opt/frlock/tests/guest && ./abi.sh 3; ./perf.sh 3"])
+    judge(run, "judge-events", os.path.join(res, "events"), "trace-cmd", "perf")
+
+    # 6.1's own timekeeping with every sequence lock traced: the seqcount
+    # series alone. tk_core.seq is a seqcount there, and the tools show it
+    # under the same gettimeofday load; the series' own KUnit suite runs,
+    # and its verifier patch refuses bpf_timer inside timekeeping's write
+    # section.
+    err = os.path.join(logs, "build-stock-tk.err")
+    with open(err, "w") as f:
+        stock_tk = build("--series", "seqcount", err=f)
+    if stock_tk:
+        res = os.path.join(logs, "results-stock-timekeeping")
+        run.guest_job("stock-timekeeping",
+                      "guest on stock timekeeping with seqcount events ran and exited cleanly",
+                      ["--kernel", stock_tk, "--timeout", "900", "--results", res, "--exec",
+                       "cd /opt/frlock/tests/guest && ./seqcount-kunit.sh; "
+                       "./seqcount.sh stock-timekeeping 8; ./nested-reader.sh"])
+        judge(run, "judge-seqcount", os.path.join(res, "seqcount"))
+    else:
+        run.not_ok("the seqcount series alone (stock timekeeping, seqcount events) builds (log: %s)" % err)
+
+    # gettimeofday through the vDSO never reaches the kernel's frlock.
+    # Under TCG the vDSO needs tsc=reliable to read the clock itself.
+    res = os.path.join(logs, "results-vdso")
+    run.guest_job("vdso", "guest for the vDSO checks exited cleanly",
+                  ["--kernel", kernel, "--append", "tsc=reliable", "--results", res,
+                   "--exec", "/opt/frlock/tests/guest/bpf.sh vdso"])
+    judge(run, "judge-bpftrace", os.path.join(res, "bpftrace"), "vdso")
+
+    # Suspend and resume through pm_test, last and in a guest of its own:
+    # the 9p share (virtio-9p has no suspend support) is dead after the
+    # resume, so the script runs from a copy in /tmp.
+    run.guest_job("suspend", "guest survived a pm_test suspend and powered off",
+                  ["--kernel", kernel, "--timeout", "180", "--exec",
+                   "cp /opt/frlock/tests/guest/timekeeping.sh /tmp/ && sh /tmp/timekeeping.sh suspend"])
+
+    # frlockstat refuses a kernel without the frlock tracepoints. make test
+    # does not build the stock kernel (make kernel-stock does).
+    stock = build("--variant", "stock", cached_only=True)
+    if stock:
+        def refused(log):
+            p = subprocess.run([os.path.join(HOST, "run-guest"), "--kernel", stock, "--exec",
+                                "/opt/frlock/bpf/.output/frlockstat 1 1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               errors="replace", stdin=subprocess.DEVNULL)
+            log.write(p.stdout + "exit %d\n" % p.returncode)
+            return p.returncode == 2 and "this kernel has no frlock tracepoints" in p.stdout
+        run.check("frlockstat on the stock kernel says so and exits 2", refused)
+    else:
+        run.skip("frlockstat on the stock kernel (not built; make kernel-stock builds it)")
+
+
+def lp(*args, **kw):
+    return subprocess.run([os.path.join(TOP, "dashboards", "prometheus", "local-prometheus")] + list(args),
+                          stdin=subprocess.DEVNULL, text=True, **kw)
+
+
+def scrape(run, kernel):
+    """The exporter end to end: a guest under gettimeofday load serves
+    frlockstat's textfile through node_exporter on a loopback-only
+    forward, Debian's prometheus on the host scrapes it every second, and
+    what it scraped must agree with frlockstat's own figures."""
+    d = os.path.join(run.logs, "scrape")
+    os.makedirs(d, exist_ok=True)
+    port = lp("free-port", stdout=subprocess.PIPE).stdout.strip()
+    with open(os.path.join(d, "start.err"), "w") as err:
+        started = lp("start", "--dir", os.path.join(d, "prometheus"), "--target", "127.0.0.1:" + port,
+                     "--interval", "1", stdout=subprocess.PIPE, stderr=err)
+    if started.returncode != 0:
+        with open(os.path.join(d, "start.err")) as f:
+            run.not_ok("prometheus started on the host: " + f.read().strip())
+        return
+    url = started.stdout.strip()
+    run.ok("prometheus started on the host: %s, scraping 127.0.0.1:%s" % (url, port))
+
+    # The forward must listen on the host's loopback only: watched while
+    # the guest runs, judged after it.
+    listen = {"seen": None}
+
+    def watch():
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            out = subprocess.run(["ss", "-Hltn", "sport = :" + port], stdout=subprocess.PIPE,
+                                 text=True).stdout.strip()
+            if out:
+                listen["seen"] = out
+                return
+            time.sleep(0.1)
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    run.guest_job("scrape", "guest with the exporter ran under load and exited cleanly",
+                  ["--kernel", kernel, "--timeout", "600", "--hostfwd", port + ":9100",
+                   "--results", os.path.join(d, "guest"), "--exec", "/opt/frlock/tests/guest/exporter.sh 45"])
+    watcher.join()
+    seen = listen["seen"] or ""
+    local = [line.split()[3] for line in seen.splitlines() if len(line.split()) > 3]
+
+    def loopback_only(log):
+        log.write(seen + "\n")
+        return bool(local) and all(a.startswith("127.0.0.1:") for a in local)
+    run.check("the guest's exporter port was forwarded on 127.0.0.1 only (%s)"
+              % (seen.splitlines() or ["not listening"])[-1], loopback_only)
+
+    out = os.path.join(d, "agree.out")
+    with open(out, "w") as f:
+        rc = subprocess.run([os.path.join(HOST, "judge-scrape"), url,
+                             os.path.join(d, "guest", "frlockstat.ndjson"), "30"],
+                            stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+    with open(out, errors="replace") as f:
+        lines = f.read().splitlines()
+    run.relay(lines)
+    if rc != 0 and not any(line.startswith("not ok") for line in lines):
+        run.not_ok("host/judge-scrape failed (exit %d): %s" % (rc, (lines or [""])[-1]))
+
+    # The console template, with this run's data, in headless Chromium: a
+    # row for the lock, with a write rate above zero.
+    page = "%sconsoles/frlock.html?instance=127.0.0.1:%s" % (url, port)
+    png = os.path.join(d, "console.png")
+
+    def console_renders(log):
+        shot = subprocess.run(["/usr/bin/python3", os.path.join(TOP, "dashboards", "tests", "browser.py"),
+                               page, "--ready", "#frlock-locks", "--png", png, "--timeout", "60"],
+                              stdout=subprocess.PIPE, stderr=log, text=True, stdin=subprocess.DEVNULL)
+        log.write(shot.stdout)
+        if shot.returncode != 0:
+            return False
+        errors = json.loads(shot.stdout)["errors"]
+        log.write("console errors: %s\n" % errors)
+        html = urllib.request.urlopen(page, timeout=10).read().decode()
+        with open(os.path.join(d, "console.html"), "w") as f:
+            f.write(html)
+        rates = re.findall(r'class="frlock-writes">([0-9.]+)', html)
+        log.write("write rates: %s\n" % rates)
+        return not errors and any(re.match(r"[1-9][0-9]*\.[0-9]", r) for r in rates)
+    run.check("the console template shows the run in Chromium, with no console errors (screenshot: %s)" % png,
+              console_renders)
+
+    def stopped(log):
+        p = lp("stop", "--dir", os.path.join(d, "prometheus"), stdout=log, stderr=subprocess.STDOUT)
+        return p.returncode == 0 and not os.path.exists(os.path.join(d, "prometheus"))
+    run.check("prometheus stopped and its folder removed", stopped)
+
+
+# A KCSAN report is a block from "BUG: KCSAN:" to a line of '='.
+SERIES = re.compile(r"frlock|timekeep|tk_core|ktime_|timekeeper")
+REPORT = re.compile(r"WARNING:|BUG:|INFO: |turning off the locking correctness validator|Call Trace:")
+
+
+def kcsan_reports(lines):
+    out, blk = [], None
+    for line in lines:
+        if "BUG: KCSAN:" in line:
+            blk = line
+        elif blk is not None and re.match(r"^\[[ 0-9.]*\] =+$", line):
+            out.append(blk)
+            blk = None
+        elif blk is not None:
+            blk += " | " + line
+    return out + ([blk] if blk is not None else [])
+
+
+def scan_console(variant, path, log):
+    """The checker's reports on the console, judged: none about the series
+    or timekeeping, no WARN or BUG at all."""
+    with open(path, errors="replace") as f:
+        lines = [line.rstrip("\r\n") for line in f]
+    text = "\n".join(lines)
+    if variant == "lockdep" and "Lock dependency validator" not in text:
+        log.write("lockdep did not start: not a lockdep kernel?\n")
+        return False
+    if variant == "kcsan":
+        if "kcsan: enabled" not in text:
+            log.write("KCSAN did not start: not a KCSAN kernel?\n")
+            return False
+        races = kcsan_reports(lines)
+        for r in races:
+            if not SERIES.search(r):
+                log.write("other race: %s\n" % r[:200])
+        ours = [r for r in races if SERIES.search(r)]
+        if ours:
+            log.write("\n".join(ours) + "\nKCSAN reported a race involving frlock or timekeeping\n")
+            return False
+    bad = [i for i, line in enumerate(lines) if REPORT.search(line) and "BUG: KCSAN:" not in line]
+    for i in bad[:3]:
+        log.write("\n".join(lines[i:i + 13]) + "\n--\n")
+    return not bad
+
+
+def checkers(run, kernel, long_s):
+    # Torture and recursion safety on the frlock kernel: 10 s of stress in
+    # make test. The fallback test (frlock_bench test=nested) comes last:
+    # it makes the kernel warn, on purpose.
+    torture_s = long_s or 10
+    run.guest_job("torture", "guest for torture and recursion exited cleanly",
+                  ["--kernel", kernel, "--timeout", str(torture_s + 300), "--exec",
+                   "cd /opt/frlock/tests/guest && ./torture.sh %d; ./recursion.sh 10; "
+                   "./nested-reader.sh; ./nested-fallback.sh 3000" % (torture_s * 1000)])
+    # The checker kernels under every event with a BPF program on each,
+    # gettimeofday load and a rename storm (checker-load.sh).
+    for variant in ("lockdep", "kcsan"):
+        if long_s:
+            err = os.path.join(run.logs, "build-%s.err" % variant)
+            with open(err, "w") as f:
+                ck = build("--variant", variant, err=f)
+            if not ck:
+                run.not_ok("%s kernel builds (log: %s)" % (variant, err))
+                continue
+        else:
+            ck = build("--variant", variant, cached_only=True)
+            if not ck:
+                run.skip("%s kernel checks (not built: make kernel-%s, or make test-long)" % (variant, variant))
+                continue
+        run.prefix = "%s kernel: " % variant
+        rc = run.guest_job(variant, "guest exited cleanly",
+                           ["-v", "--kernel", ck, "--timeout", "1200", "--exec",
+                            "cd /opt/frlock/tests/guest && ./checker-load.sh 10"])
+        console = run.console_of(variant)
+        if rc != 0:
+            print("# %s console log %s" % (run.prefix, console or "not named"), flush=True)
+        elif not console or not os.access(console, os.R_OK):
+            run.not_ok("console log kept (see %s/guest-%s.err)" % (run.logs, variant))
+        else:
+            kept = os.path.join(run.logs, "console-%s.log" % variant)
+            shutil.copyfile(console, kept)
+            run.check("console has no %s report about frlock or timekeeping, no WARN or BUG" % variant,
+                      lambda log: scan_console(variant, kept, log))
+        run.prefix = ""
+
+
+def arm64(run):
+    """make test-long: the arm64 kernel boots in qemu-system-aarch64 (TCG,
+    2 vCPUs) and passes the frlock KUnit suite, built in, on a weakly
+    ordered CPU."""
+    k = build("--arch", "arm64", cached_only=True) or build("--arch", "arm64")
+    if not k:
+        run.not_ok("arm64: kernel/build --arch arm64 built no kernel")
+        return
+    con = os.path.join(run.logs, "arm64-console.log")
+
+    def boots(log):
+        if not shutil.which("qemu-system-aarch64"):
+            log.write("qemu-system-aarch64 is missing: run 'make deps'\n")
+            return False
+        # No init: after the built-in KUnit suites the kernel panics, and
+        # panic=-1 with -no-reboot ends QEMU.
+        with open(con, "w") as c:
+            rc = subprocess.run(["timeout", "900", "qemu-system-aarch64", "-M", "virt", "-cpu", "cortex-a57",
+                                 "-smp", "2", "-m", "512", "-accel", "tcg,thread=multi", "-nographic",
+                                 "-no-reboot", "-kernel", os.path.join(k, "Image"),
+                                 "-append", "console=ttyAMA0 panic=-1"],
+                                stdout=c, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+        log.write("qemu exited %d\n" % rc)
+        with open(con, errors="replace") as c:
+            lines = [re.sub(r"^\[[ 0-9.]*\] ", "", line.rstrip("\r\n")) for line in c]
+        log.write("\n".join([x for x in lines if re.search(r"frlock|# Totals|^ *(not )?ok ", x)][-20:]) + "\n")
+        if not any(re.search(r"\bok [0-9]+ frlock_test_stress", x) for x in lines):
+            log.write("no result for the stress case\n")
+            return False
+        return (not any(re.search(r"not ok [0-9]+ frlock", x) for x in lines) and
+                any(re.match(r"ok [0-9]+ frlock$", x) for x in lines))
+    run.check("arm64: the frlock KUnit suite passes in qemu-system-aarch64", boots)
