@@ -92,35 +92,3 @@ relay() {
 		esac
 	done
 }
-
-# guest_job NAME DESC RUN-GUEST-ARGS...: boot a guest (run-guest with
-# those arguments, --exec among them), relay the lines its job printed,
-# then "ok - DESC" if it exited 0, else "not ok" with the status and the
-# log. Output in $logs/guest-NAME.out and .err, the console in .console;
-# progress every 30 s.
-guest_job() {
-	local _g_name _g_desc _g_t0 _g_rc _g_took
-	_g_name=$1 _g_desc=$2
-	shift 2
-	_g_t0=$(date +%s)
-	# --retry-livelock: a guest caught in QEMU's multi-threaded TCG
-	# livelock (a stale translation of kernel text patched while a tracer
-	# attached) is not the guest's fault: the job runs once more, and
-	# run-guest says so on stderr. It holds the job's output until the
-	# attempt is known good: the progress lines show the console's.
-	progress "guest $_g_name" "$logs/guest-$_g_name.console"
-	"$top/host/run-guest" --retry-livelock --log "$logs/guest-$_g_name.console" "$@" \
-		>"$logs/guest-$_g_name.out" 2>"$logs/guest-$_g_name.err"
-	_g_rc=$?
-	progress_end
-	grep "running the job again" "$logs/guest-$_g_name.err" | sed "s/^/# guest $_g_name: /"
-	relay <"$logs/guest-$_g_name.out"
-	_g_took=" [$(($(date +%s) - _g_t0)) s]"
-	if [ "$_g_rc" -eq 0 ]; then
-		ok "$_g_desc$_g_took"
-	else
-		not_ok "$_g_desc: exit $_g_rc$_g_took (log: $logs/guest-$_g_name.err)"
-		tail -n 5 "$logs/guest-$_g_name.err" | sed 's/^/#   /'
-	fi
-	return "$_g_rc"
-}
