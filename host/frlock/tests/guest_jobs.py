@@ -17,7 +17,7 @@ import time
 import urllib.request
 
 from frlock import TOP
-from frlock.tests.harness import kernel as build
+from frlock.tests.protocol import kernel as build
 
 HOST = os.path.join(TOP, "host")
 

@@ -21,7 +21,7 @@ import time
 
 from frlock import TOP
 from frlock.tests import guest_jobs
-from frlock.tests.harness import Run, kernel as build
+from frlock.tests.protocol import Run, kernel as build
 
 USAGE = "usage: tests/run [--host-only | --guest-only | --long SECONDS]"
 
