@@ -5,7 +5,7 @@ left in its results share (the guest collects, the host judges); the
 exporter scraped by a real Prometheus; torture, recursion and the checker
 kernels; and, in make test-long, the arm64 kernel's KUnit suite.
 
-Run by tests/run (frlock.tests.runner) with one harness.Run."""
+Run by tests/run (frlock.tests.runner) with one protocol.Run."""
 
 import json
 import os

@@ -16,15 +16,10 @@ import time
 import unittest
 
 from frlock import TOP
+from frlock.tests.harness import group_left, logs, start_group
 
 RG = os.path.join(TOP, "host", "run-guest")
 KERNEL = os.environ.get("FRLOCK_KERNEL")
-
-
-def logs():
-    d = os.path.join(os.environ.get("FRLOCK_TEST_LOGS") or tempfile.mkdtemp(), "runner")
-    os.makedirs(d, exist_ok=True)
-    return d
 
 
 def guest(*args, env=None, timeout=300):
@@ -45,7 +40,7 @@ class Runner(unittest.TestCase):
 
     def test_add_results_port(self):
         """run-guest --add puts a host file under /opt/add, --results keeps guest files, --port streams a port into a host file"""
-        d = tempfile.mkdtemp(dir=logs())
+        d = tempfile.mkdtemp(dir=logs("runner"))
         with open(os.path.join(d, "added.txt"), "w") as f:
             f.write("frlock-added-%d\n" % os.getpid())
         feed = os.path.join(d, "port.out")
@@ -89,7 +84,7 @@ class Runner(unittest.TestCase):
 
     def test_kvm_fallback(self):
         """run-guest --accel auto without /dev/kvm falls back to TCG, says why, and runs"""
-        dev = os.path.join(logs(), "no-kvm")
+        dev = os.path.join(logs("runner"), "no-kvm")
         rc, out, err, full = guest("--accel", "auto", "--exec", "echo guest-ran",
                                    env=dict(os.environ, FRLOCK_KVM_DEV=dev))
         self.assertEqual((rc, out, err), (0, "guest-ran\n", []))
@@ -99,21 +94,15 @@ class Runner(unittest.TestCase):
 
 @unittest.skipUnless(KERNEL, "FRLOCK_KERNEL names no kernel")
 class MakeRunCtrlC(unittest.TestCase):
-    def group_left(self, pgid):
-        ps = subprocess.run(["ps", "-eo", "pgid=,stat=,args="], stdout=subprocess.PIPE,
-                            text=True).stdout.splitlines()
-        return [ln for ln in ps if ln.split()[0] == str(pgid) and not ln.split()[1].startswith("Z")]
-
     def test_ctrl_c(self):
         """make run: Ctrl-C stops it at once, leaves no QEMU, marks the results INCOMPLETE"""
-        d = logs()
+        d = logs("runner")
         out, err = os.path.join(d, "make-run.out"), os.path.join(d, "make-run.err")
         # The whole foreground group gets SIGINT, as from a terminal. make
         # run builds nothing: it boots FRLOCK_KERNEL.
-        p = subprocess.Popen(["make", "-C", TOP, "--no-print-directory", "run", "DURATION=60"],
-                             env=dict(os.environ, FRLOCK_KERNEL=KERNEL), stdin=subprocess.DEVNULL,
-                             stdout=open(out, "w"), stderr=open(err, "w"),
-                             start_new_session=True)
+        p = start_group(["make", "-C", TOP, "--no-print-directory", "run", "DURATION=60"],
+                        env=dict(os.environ, FRLOCK_KERNEL=KERNEL),
+                        stdout=open(out, "w"), stderr=open(err, "w"))
         try:
             deadline = time.monotonic() + 400
             while "frlock-watch: attached" not in open(out).read():
@@ -121,13 +110,13 @@ class MakeRunCtrlC(unittest.TestCase):
                                   open(err).read())
                 self.assertLess(time.monotonic(), deadline, "the run never got under way")
                 time.sleep(0.2)
-            self.assertTrue(any("qemu-system" in ln for ln in self.group_left(p.pid)),
+            self.assertTrue(any("qemu-system" in ln for ln in group_left(p.pid)),
                             "no QEMU was running")
             t0 = time.monotonic()
             os.killpg(p.pid, signal.SIGINT)
-            while self.group_left(p.pid):
+            while group_left(p.pid):
                 self.assertLess(time.monotonic() - t0, 60, "the group did not end within 60 s "
-                                "of SIGINT: %s" % self.group_left(p.pid))
+                                "of SIGINT: %s" % group_left(p.pid))
                 time.sleep(0.1)
             rc = p.wait(10)
             took = time.monotonic() - t0

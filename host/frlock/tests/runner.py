@@ -11,7 +11,7 @@ usage: tests/run [--host-only | --guest-only | --long SECONDS]
 
 The parts run in order, each a module of this package: the unittest
 modules are run by frlock.tests and relayed; the guest jobs share one
-harness.Run, since each job's judges read what it left."""
+protocol.Run, since each job's judges read what it left."""
 
 import os
 import signal
