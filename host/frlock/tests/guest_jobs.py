@@ -13,10 +13,10 @@ import re
 import shutil
 import subprocess
 import threading
-import time
 import urllib.request
 
 from frlock import TOP
+from frlock.tests.harness import wait_for
 from frlock.tests.protocol import kernel as build
 
 HOST = os.path.join(TOP, "host")
@@ -131,16 +131,11 @@ def scrape(run, kernel):
     # the guest runs, judged after it.
     listen = {"seen": None}
 
-    def watch():
-        end = time.monotonic() + 120
-        while time.monotonic() < end:
-            out = subprocess.run(["ss", "-Hltn", "sport = :" + port], stdout=subprocess.PIPE,
-                                 text=True).stdout.strip()
-            if out:
-                listen["seen"] = out
-                return
-            time.sleep(0.1)
-    watcher = threading.Thread(target=watch, daemon=True)
+    def listening():
+        listen["seen"] = subprocess.run(["ss", "-Hltn", "sport = :" + port], stdout=subprocess.PIPE,
+                                        text=True).stdout.strip()
+        return bool(listen["seen"])
+    watcher = threading.Thread(target=wait_for, args=(120, listening), daemon=True)
     watcher.start()
     run.guest_job("scrape", "guest with the exporter ran under load and exited cleanly",
                   ["--kernel", kernel, "--timeout", "600", "--hostfwd", port + ":9100",
