@@ -1,4 +1,4 @@
-# make test-long: boot the arm64 kernel (kernel/build-arm64) in
+# make test-long: boot the arm64 kernel (kernel/build --arch arm64) in
 # qemu-system-aarch64 (TCG, 2 vCPUs) and run the frlock KUnit suite,
 # built in, on a weakly ordered CPU. Sourced by tests/run with --long.
 
@@ -20,9 +20,9 @@ arm64_boot() {
 		tr -d '\r' <"$con" | grep -qE '(^|\] )ok [0-9]+ frlock$'
 }
 
-if arm64=$("$top/kernel/build-arm64" --cached-only --quiet 2>/dev/null) ||
-	arm64=$("$top/kernel/build-arm64" --quiet); then
+if arm64=$("$top/kernel/build" --arch arm64 --cached-only --quiet 2>/dev/null) ||
+	arm64=$("$top/kernel/build" --arch arm64 --quiet); then
 	check "arm64: the frlock KUnit suite passes in qemu-system-aarch64" arm64_boot "$arm64"
 else
-	not_ok "arm64: kernel/build-arm64 built no kernel"
+	not_ok "arm64: kernel/build --arch arm64 built no kernel"
 fi
