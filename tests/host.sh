@@ -150,8 +150,8 @@ if [ -n "${long:-}" ]; then
 	relay < <("$top/kernel/coverage")
 	# The series on a weakly ordered architecture: the arm64 kernel that
 	# tests/arm64-boot.sh boots.
-	check "arm64: the series cross-builds (kernel/build-arm64, gcc-aarch64-linux-gnu)" \
-		"$top/kernel/build-arm64" --quiet
+	check "arm64: the series cross-builds (kernel/build --arch arm64, gcc-aarch64-linux-gnu)" \
+		"$build" --arch arm64 --quiet
 fi
 
 # tk_core's layout against the seqcount series alone (6.1's timekeeping).
@@ -170,9 +170,9 @@ else
 	not_ok "sparse: no linux-source tree to check"
 fi
 
-check "kernel/build-arm64: a missing cross compiler is one line with the fix" \
+check "kernel/build --arch arm64: a missing cross compiler is one line with the fix" \
 	expect_fail 1 "is missing: run 'make deps'" env CROSS_COMPILE=/nonexistent/aarch64- \
-	"$top/kernel/build-arm64"
+	"$build" --arch arm64
 
 config_has() {
 	local c
