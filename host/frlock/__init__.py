@@ -14,6 +14,7 @@ person reads is derived here, once.
   report    the self-contained HTML report of a feed (dashboards/report)
   runner    host/run-guest: boot a kernel in QEMU, run one command
   vcpuwatch the TCG livelock watcher the runner starts
+  rootfs    host/mkrootfs: the guest's initramfs, cached
   knobs     make run's knobs and their checks
   labs      the teaching labs' analyses (labs/lab)
   agreement judges tests/guest/agreement.sh's raw outputs

@@ -1,0 +1,310 @@
+# SPDX-License-Identifier: GPL-2.0
+"""host/mkrootfs: build the guest's initramfs from host packages
+(busybox-static, bpftrace, bpftool and their shared libraries),
+guest-rootfs/init and the static programs of guest-rootfs/programs/ (built
+by its Makefile), and cache it keyed by all of that.
+
+usage: host/mkrootfs [--quiet|--verbose] [--force] [--uncompressed]
+Prints the path of the gzip'ed newc cpio on stdout; build progress and
+errors go to stderr (a cache hit is silent unless --verbose).
+--uncompressed makes a plain cpio instead (3 times larger): under TCG the
+guest kernel unpacks it in 3 s instead of 9, so run-guest uses that one.
+"""
+
+import hashlib
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import TOP
+from .runner import cache_dir
+
+PROG = "host/mkrootfs"
+GUEST = os.path.join(TOP, "guest-rootfs")
+USAGE = "usage: %s [--quiet|--verbose] [--force] [--uncompressed]" % PROG
+PACKAGES = ["busybox-static", "bpftrace", "bpftool", "prometheus-node-exporter", "linux-perf",
+            "trace-cmd"]
+# Binaries taken from the host, each at the same path in the guest.
+# node_exporter serves frlockstat's textfile to the host's Prometheus;
+# perf and trace-cmd are a kernel developer's own tools.
+BINARIES = ["/usr/bin/bpftrace", "/usr/sbin/bpftool", "/usr/bin/prometheus-node-exporter",
+            "/usr/bin/perf", "/usr/bin/trace-cmd"]
+KEPT = 4
+
+# Just enough of /etc for tools that look up users, groups and hosts.
+ETC = {
+    "passwd": "root:x:0:0:root:/root:/bin/sh\n"
+              "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
+    "group": "root:x:0:\nnogroup:x:65534:\n",
+    "shadow": "root::0:0:99999:7:::\n",
+    "nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files\n",
+    "hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost\n",
+    "hostname": "frlock-guest\n",
+    "profile": """export PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root
+PS1='frlock-guest:\\w# '
+# A serial console does not know the terminal's size: run-guest passes it.
+[ -r /run/frlock/env ] && . /run/frlock/env
+if [ -n "${FRLOCK_ROWS:-}" ] && [ -t 0 ]; then
+	stty rows "$FRLOCK_ROWS" cols "$FRLOCK_COLS" 2>/dev/null
+fi
+""",
+}
+
+
+class Fail(Exception):
+    pass
+
+
+def output(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, text=True, **kw).stdout
+
+
+def libraries(binaries):
+    """The shared-library closure, as ldd resolves it (it includes the
+    loader): "name => /path (addr)" lines, and the loader's "/path (addr)"."""
+    libs = set()
+    for line in output(["ldd"] + binaries).splitlines():
+        w = line.split()
+        if len(w) > 2 and w[1] == "=>" and w[2].startswith("/"):
+            libs.add(w[2])
+        elif w and w[0].startswith("/") and not w[0].endswith(":"):
+            libs.add(w[0])
+    return sorted(libs)
+
+
+def program_sources():
+    """Every regular file under guest-rootfs/programs but READMEs and the
+    build's output, as "./path" in C order."""
+    top = os.path.join(GUEST, "programs")
+    found = []
+    for d, dirs, names in os.walk(top):
+        rel = os.path.relpath(d, top)
+        if rel == ".output" or rel.startswith(".output/"):
+            continue
+        for n in names:
+            if not n.endswith(".md") and stat.S_ISREG(os.lstat(os.path.join(d, n)).st_mode):
+                found.append(os.path.normpath(os.path.join(rel, n)))
+    return sorted(found, key=os.fsencode)
+
+
+def check_inputs():
+    status = dict(ln.split(" ", 1) for ln in output(
+        ["dpkg-query", "-W", "-f", "${Package} ${Status}\n"] + PACKAGES,
+        stderr=subprocess.DEVNULL).splitlines() if " " in ln)
+    for pkg in PACKAGES:
+        if not status.get(pkg, "").endswith(" installed"):
+            raise Fail("package '%s' is not installed: run 'make deps'" % pkg)
+    for tool in ("gcc", "cpio", "gzip", "ldd"):
+        if not shutil.which(tool):
+            raise Fail("'%s' is missing: run 'make deps'" % tool)
+    for f in ["/bin/busybox"] + BINARIES:
+        if not os.access(f, os.X_OK):
+            raise Fail("%s is missing: run 'make deps'" % f)
+
+
+def cache_key(suffix, libs, bt_tools, programs):
+    """Everything that goes in: package versions, the size and mtime of
+    every host file copied (a library upgrade changes them), our own
+    sources and the compiler that builds the programs."""
+    h = hashlib.sha256()
+    h.update(("format=%s\n" % suffix).encode())
+    h.update(output(["dpkg-query", "-W", "-f", "${Package} ${Version}\n"] + PACKAGES).encode())
+    for f in ["/bin/busybox"] + BINARIES + libs + bt_tools:
+        st = os.stat(f)
+        h.update(("%s %d %d\n" % (f, st.st_size, int(st.st_mtime))).encode())
+    sources = [os.path.join(TOP, "host", "mkrootfs"), os.path.abspath(__file__),
+               os.path.join(GUEST, "init")]
+    sources += [os.path.join(GUEST, "programs", p) for p in programs]
+    for f in sources:
+        h.update(("== %s\n" % os.path.relpath(f, TOP)).encode())
+        with open(f, "rb") as src:
+            h.update(src.read())
+    h.update(output(["gcc", "--version"]).split("\n")[0].encode() + b"\n")
+    return h.hexdigest()[:16]
+
+
+def copy(src, dst, mode=None):
+    """cp -L: the file's contents, its permissions less the umask."""
+    shutil.copyfile(src, dst)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(dst, mode if mode is not None else stat.S_IMODE(os.stat(src).st_mode) & ~umask)
+
+
+def newc_entry(name, mode, major, minor):
+    """A newc header with no data: written by hand so that /dev/console
+    needs no mknod, and so no root. The header (110 bytes) plus the name
+    is padded to a multiple of 4."""
+    namesize = len(name) + 1
+    fields = (0, mode, 0, 0, 1, 0, 0, 0, 0, major, minor, namesize, 0)
+    head = ("070701" + "".join("%08X" % v for v in fields) + name + "\0").encode()
+    return head + b"\0" * (-(110 + namesize) % 4)
+
+
+def populate(root, libs, bt_tools, say):
+    # Plain directories, not Debian's merged-/usr symlinks: the kernel's
+    # cpio unpacker replaces a symlink /lib with the directory lib/ that the
+    # appended modules.cpio.gz brings, which would cut /lib off from /usr/lib.
+    for d in ("bin", "sbin", "usr/bin", "usr/sbin", "usr/local/bin", "lib", "lib64", "etc",
+              "root", "dev", "proc", "sys", "tmp", "run", "var/tmp", "mnt", "opt/frlock",
+              "opt/add", "results"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    os.chmod(os.path.join(root, "tmp"), 0o1777)
+    os.chmod(os.path.join(root, "var/tmp"), 0o1777)
+    copy("/bin/busybox", os.path.join(root, "bin/busybox"))
+    for applet in output(["/bin/busybox", "--list-full"]).split():
+        path = os.path.join(root, applet)
+        if not os.path.exists(path):
+            os.symlink("/bin/busybox", path)
+    for f in BINARIES + libs + bt_tools:
+        os.makedirs(root + os.path.dirname(f), exist_ok=True)
+        copy(f, root + f)
+    say("compiling guest-rootfs/programs (make -C guest-rootfs/programs)")
+    if subprocess.run(["make", "-s", "-C", os.path.join(GUEST, "programs"),
+                       "O=" + os.path.join(root, "usr/local/bin")],
+                      stdout=sys.stderr.fileno()).returncode:
+        raise Fail("compiling guest-rootfs/programs failed")
+    copy(os.path.join(GUEST, "init"), os.path.join(root, "init"), 0o755)
+    for name, text in ETC.items():
+        with open(os.path.join(root, "etc", name), "w") as f:
+            f.write(text)
+    os.chmod(os.path.join(root, "etc/shadow"), 0o600)
+    os.symlink("/proc/self/mounts", os.path.join(root, "etc/mtab"))
+
+
+def pack(root, dest, compressed):
+    """The tree as a newc cpio owned by root, in C order, then /dev/console
+    (it must exist before /init runs: the kernel opens it for init's stdio,
+    before init can mount devtmpfs)."""
+    names = []
+    for d, dirs, files in os.walk(root):
+        rel = os.path.relpath(d, root)
+        names += [os.path.join(".", rel, n) if rel != "." else "./" + n for n in dirs + files]
+    names.sort(key=os.fsencode)
+    with open(dest, "wb") as out:
+        gz = subprocess.Popen(["gzip", "-6"], stdin=subprocess.PIPE, stdout=out) \
+            if compressed else None
+        sink = gz.stdin if gz else out
+        cp = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"], cwd=root,
+                            input="\n".join(names).encode() + b"\n", stdout=sink)
+        ok = cp.returncode == 0
+        try:
+            sink.write(newc_entry("dev/console", stat.S_IFCHR | 0o600, 5, 1))
+            sink.write(newc_entry("TRAILER!!!", 0, 0, 0))
+            sink.flush()
+        except OSError:
+            ok = False
+        if gz:
+            gz.stdin.close()
+            ok = gz.wait() == 0 and ok
+    if not ok:
+        raise Fail("packing the cpio failed (disk full?)")
+
+
+def du(path, *opts):
+    return output(["du"] + list(opts) + [path]).split("\t")[0]
+
+
+def prune(rootfs):
+    """Keep the KEPT most recently used entries; drop builds killed midway."""
+    now = time.time()
+    entries = []
+    for n in os.listdir(rootfs):
+        p = os.path.join(rootfs, n)
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if n.startswith(".tmp.") and now - st.st_mtime > 120 * 60:
+            shutil.rmtree(p, ignore_errors=True)
+        elif not n.startswith(".") and stat.S_ISDIR(st.st_mode):
+            entries.append((st.st_mtime, p))
+    for _, p in sorted(entries, reverse=True)[KEPT:]:
+        shutil.rmtree(p, ignore_errors=True)
+
+
+def build(quiet, verbose, force, suffix):
+    def say(msg):
+        if not quiet:
+            print("%s: %s" % (PROG, msg), file=sys.stderr, flush=True)
+
+    check_inputs()
+    libs = libraries(BINARIES)
+    if not libs:
+        raise Fail("ldd found no libraries for %s" % " ".join(BINARIES))
+    # bpftrace's own tool scripts: small, and handy inside the guest.
+    bt_tools = [f for f in output(["dpkg", "-L", "bpftrace"]).splitlines()
+                if f.startswith("/usr/sbin/") and f.endswith(".bt") and f.count("/") == 3]
+    key = cache_key(suffix, libs, bt_tools, program_sources())
+
+    rootfs = os.path.join(cache_dir(), "rootfs")
+    outdir = os.path.join(rootfs, key)
+    out = os.path.join(outdir, "initramfs." + suffix)
+    if not force and os.path.isfile(out):
+        os.utime(outdir)  # most recently used: spared by the pruning
+        if verbose:
+            say("cached rootfs: " + out)
+        print(out)
+        return 0
+
+    os.makedirs(rootfs, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".tmp.", dir=rootfs)
+    try:
+        root = os.path.join(tmp, "root")
+        say("building the guest rootfs (%s)" % key)
+        populate(root, libs, bt_tools, say)
+        say("packing %s into initramfs.%s" % (du(root, "-sh"), suffix))
+        pack(root, os.path.join(tmp, "initramfs." + suffix), suffix == "cpio.gz")
+        shutil.rmtree(root)
+        # Publish atomically: the entry appears complete or not at all.
+        shutil.rmtree(outdir, ignore_errors=True)
+        try:
+            os.rename(tmp, outdir)
+        except OSError:
+            if not os.path.isfile(out):     # another build published it first
+                raise Fail("could not publish %s" % outdir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    prune(rootfs)
+    say("built rootfs %s: %s" % (du(out, "-h"), out))
+    print(out)
+    return 0
+
+
+def main(argv):
+    quiet = verbose = force = False
+    suffix = "cpio.gz"
+    for a in argv:
+        if a in ("-q", "--quiet"):
+            quiet = True
+        elif a in ("-v", "--verbose"):
+            verbose = True
+        elif a == "--force":
+            force = True
+        elif a == "--uncompressed":
+            suffix = "cpio"
+        else:
+            if a not in ("-h", "--help"):
+                print("%s: unknown option '%s'" % (PROG, a), file=sys.stderr)
+            print(USAGE, file=sys.stderr)
+            return 2
+
+    def on_signal(signum, frame):
+        raise SystemExit(128 + signum)
+
+    # The half-built entry goes with us.
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, on_signal)
+    try:
+        return build(quiet, verbose, force, suffix)
+    except (Fail, OSError) as e:
+        print("%s: %s" % (PROG, e), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
