@@ -748,7 +748,8 @@ def path_without(tool, *dirs):
 
 
 class BadInput(Check):
-    """Each: one line on stderr, exit 1 or 2 (usage), nothing built."""
+    """Each refused, exit 1 (2 for usage), saying why on stderr; nothing
+    built but the broken series, which must fail."""
 
     def test_arm64_no_cross_compiler(self):
         """kernel/build-arm64: a missing cross compiler is one line with the fix"""
