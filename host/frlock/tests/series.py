@@ -514,9 +514,9 @@ def prepare_tree(t):
 # The reference is the parent with nothing but an empty asm statement on
 # the failed-retry edge of do___read_seqcount_retry(), where the patch
 # calls the event: GCC 12 hoists a zeroing xor of the timespec conversion
-# in ktime_get_real_ts64() and ktime_get_ts64() as soon as that edge holds
-# anything, so no retry hook avoids it; the others must match the parent
-# itself.
+# in the two timespec readers (Fastpath.test_reference names them) as soon
+# as that edge holds anything, so no retry hook avoids it; the others must
+# match the parent itself.
 
 RETRY = "\treturn unlikely(READ_ONCE(s->sequence) != start);"
 EMPTY_HOOK = ("\tif (likely(READ_ONCE(s->sequence) == start))\n\t\treturn 0;\n"
