@@ -103,7 +103,12 @@ def main(argv):
     if host:
         # The series against the installed linux-source, its builds, the
         # tk_core layout, the fast path, sparse, kernel/build's usage.
-        unit(run, "series", env={"FRLOCK_TEST_LOGS": logs})
+        # make test-long: every prefix, the arm64 cross build, and
+        # kernel/coverage's configurations (clang, i386, MODVERSIONS, arm64
+        # without PRINTK, defconfig, UML through kunit.py).
+        unit(run, "series", env={"FRLOCK_TEST_LOGS": logs, "FRLOCK_TEST_LONG": str(long_s or "")})
+        if long_s:
+            run.relay_cmd([os.path.join(TOP, "kernel", "coverage")])
         # The host's Python package: the feed, the view, the runner, the
         # dashboards in headless Chromium.
         unit(run, env={"FRLOCK_TEST_LOGS": os.path.join(logs, "python")})
