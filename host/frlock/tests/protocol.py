@@ -4,7 +4,7 @@ order and hand each other their results (a guest job, then the judges of
 what it left): one line per check, "ok - DESC", "not ok - DESC" or
 "skip - DESC", "# ..." diagnostics; tests/run counts them and ends with
 "N passed, N failed, N skipped". The guest's scripts print the same lines
-through tests/lib.sh.
+through tests/guest/lib.sh.
 
 Every command a check runs has its output in a log under the run's logs
 folder; a long step prints a "# DESC: N s so far" line every 30 s, so that

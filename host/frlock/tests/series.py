@@ -11,7 +11,7 @@ both series and the arm64 cross build.
 
 Run by tests/run's host part, as `python3 -m frlock.tests series`, in
 this order (load_tests). Each check keeps its command's output in
-$FRLOCK_TEST_LOGS/NAME.log, as tests/lib.sh's check does, and says every
+$FRLOCK_TEST_LOGS/NAME.log, as protocol.Run's check does, and says every
 30 s how long it has run."""
 
 import collections
@@ -113,7 +113,7 @@ def gcc_version():
 
 
 class Check(unittest.TestCase):
-    """A check with its output in a log (named as tests/lib.sh's check
+    """A check with its output in a log (named as protocol.Run's check
     names it, the newline of its echo included) and a progress line every
     30 s with the log's last line: a kernel build or a compile is never
     silent."""
