@@ -19,6 +19,7 @@ import time
 import unittest
 
 from frlock import TOP
+from frlock.tests import harness
 
 RUN = os.path.join(TOP, "bench", "run")
 REPORT = os.path.join(TOP, "bench", "report")
@@ -154,22 +155,12 @@ class Smoke(unittest.TestCase):
         self.assertFalse(os.path.exists(self.out + ".partial"))
 
 
-def fails(cmd, code, pattern, timeout=None):
-    """Whether cmd exits with code and says pattern on its stderr, and if
-    not, what it did instead."""
-    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=timeout)
-    ok = p.returncode == code and pattern in p.stderr
-    return ok, "exit %d (wanted %d), wanted '%s' on stderr: %s" % (p.returncode, code, pattern,
-                                                                   p.stderr)
-
-
 class BadInput(unittest.TestCase):
     """Bad input: one line naming the problem, the usage, exit 2, no folder."""
     bad = os.path.join(LOGS, "bench-bad")
 
     def expect_fail(self, code, pattern, *cmd):
-        self.assertTrue(*fails(list(cmd), code, pattern))
+        harness.expect_fail(self, code, pattern, list(cmd))
 
     def test_1_runs_zero(self):
         """bench/run: --runs 0 is a usage error, nothing created"""
@@ -206,7 +197,7 @@ class BadInput(unittest.TestCase):
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "mine"), "w") as f:
             f.write("keep\n")
-        self.assertTrue(*fails([RUN, "--smoke", "--out", d], 1, "exists", timeout=30))
+        harness.expect_fail(self, 1, "exists", [RUN, "--smoke", "--out", d], timeout=30)
         self.assertEqual(os.listdir(d), ["mine"])
         with open(os.path.join(d, "mine")) as f:
             self.assertEqual(f.read(), "keep\n")

@@ -28,11 +28,19 @@ def found(want, text):
     return bool(want.search(text)) if isinstance(want, re.Pattern) else want in text
 
 
-def one_line_fault(test, code, want, cmd, env=None, cwd=None):
+def _run(cmd, env, cwd, log, timeout=None):
+    p = subprocess.run(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, errors="replace", timeout=timeout)
+    if log:
+        log.write(p.stdout + p.stderr)
+    return p
+
+
+def one_line_fault(test, code, want, cmd, env=None, cwd=None, log=None):
     """CMD must exit with CODE and say WANT on stderr in one line: the only
-    line there but for run-guest's note of its accelerator. The line."""
-    p = subprocess.run(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line there but for run-guest's note of its accelerator (stdout and
+    stderr copied to LOG, if given). The line."""
+    p = _run(cmd, env, cwd, log)
     lines = [ln for ln in p.stderr.splitlines() if ln and not ACCEL_NOTE.match(ln)]
     test.assertEqual(p.returncode, code, "exit %d, wanted %d; stderr:\n%s"
                      % (p.returncode, code, p.stderr))
@@ -42,14 +50,15 @@ def one_line_fault(test, code, want, cmd, env=None, cwd=None):
     return lines[0]
 
 
-def expect_fail(test, code, want, cmd, env=None):
-    """CMD exits with CODE and says WANT in a line of its stderr."""
-    p = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
+def expect_fail(test, code, want, cmd, env=None, cwd=None, log=None, timeout=None):
+    """CMD exits with CODE and says WANT in a line of its stderr (stdout
+    and stderr copied to LOG, if given). Its stderr."""
+    p = _run(cmd, env, cwd, log, timeout)
     test.assertEqual(p.returncode, code, "exit %d, wanted %d; stderr:\n%s"
                      % (p.returncode, code, p.stderr))
     test.assertTrue(any(found(want, ln) for ln in p.stderr.splitlines()),
                     "not %r on stderr:\n%s" % (want, p.stderr))
+    return p.stderr
 
 
 def log_kept(test, line, text):

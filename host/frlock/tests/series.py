@@ -25,12 +25,12 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-import threading
-import time
 import unittest
 
 from frlock import TOP
 from frlock.runner import cache_dir
+from frlock.tests import harness
+from frlock.tests.protocol import Progress
 
 BUILD = os.path.join(TOP, "kernel", "build")
 FASTPATH = os.path.join(TOP, "tests", "fastpath.py")
@@ -123,17 +123,8 @@ class Check(unittest.TestCase):
         self.log_path = os.path.join(logs(), name + ".log")
         self.log = open(self.log_path, "w", buffering=1)
         self.addCleanup(self.log.close)
-        stop, t0 = threading.Event(), time.monotonic()
-
-        def progress():
-            while not stop.wait(30):
-                last = (read(self.log_path).splitlines() or [""])[-1].replace("\r", "")[:100]
-                print("# %s: %d s so far; %s" % (self.shortDescription(),
-                                                 time.monotonic() - t0, last), flush=True)
-        thread = threading.Thread(target=progress, daemon=True)
-        thread.start()
-        self.addCleanup(thread.join)
-        self.addCleanup(stop.set)
+        progress = Progress(self.shortDescription(), self.log_path).__enter__()
+        self.addCleanup(progress.__exit__)
 
     def say(self, *lines):
         for line in lines:
@@ -172,22 +163,13 @@ class Check(unittest.TestCase):
     def expect_fail(self, code, pattern, *cmd, env=None):
         """cmd exits with code and says pattern (a regex) in a line of its
         stderr; that stderr, for its "log: FILE"."""
-        with open(os.path.join(logs(), "expect.out"), "w") as o:
-            p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=o, stderr=subprocess.PIPE,
-                               text=True, env=None if env is None else dict(os.environ, **env))
-        with open(os.path.join(logs(), "expect.err"), "w") as f:
-            f.write(p.stderr)
-        self.say(p.stderr)
-        self.expect(p.returncode == code, "exit %d, wanted %d" % (p.returncode, code))
-        self.expect(re.search(pattern, p.stderr, re.M), "stderr does not say %r" % pattern)
-        return p.stderr
+        return harness.expect_fail(self, code, re.compile(pattern), list(cmd), log=self.log,
+                                   env=None if env is None else dict(os.environ, **env))
 
     def one_line_fault(self, code, text, *cmd):
         """cmd exits with code and says text in one line, the only line on
-        its stderr."""
-        err = self.expect_fail(code, re.escape(text), *cmd)
-        lines = [ln for ln in err.splitlines() if ln]
-        self.expect(len(lines) == 1, "%d lines on stderr, wanted one" % len(lines))
+        its stderr; that line."""
+        return harness.one_line_fault(self, code, text, list(cmd), log=self.log)
 
     def log_named(self, err):
         """The text of the file that the last "log: FILE" at a line's end
