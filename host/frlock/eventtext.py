@@ -68,12 +68,18 @@ def join(records, edge_max=4):
     join at the trace's edges.
 
     The trace is a window: the events of a write that began before it
-    opened, or ended after it closed, are partly outside. So, per lock:
+    opened, or ended after it closed, are partly outside. A tool that
+    enables and disables the events one by one (perf: one event at a time
+    on each CPU) also opens and closes the window of begin and end at
+    slightly different moments. So, per lock:
      - a write_end without its write_begin is an edge only if it is the
        lock's first end and no begin of the lock has a seq as low (the write
-       began before the window); a write_begin without its end only if it is
-       the lock's last begin and no end of the lock has a higher seq (still
-       open when the window closed);
+       began before the window), or its last end and no begin of the lock
+       has a higher seq (write_begin's window closed first);
+     - a write_begin without its end only if it is the lock's last begin and
+       no end of the lock has a higher seq (still open when the window
+       closed), or its first begin and no end of the lock has a seq as low
+       (write_end's window opened later);
      - a read_retry without a write_begin of the same (lock, seq) is an edge
        only if that write began before the window: no begin of the lock has
        a seq as low;
@@ -84,8 +90,8 @@ def join(records, edge_max=4):
     edges are reads that spanned the window's opening or closing: at most
     one per context in a read section then, a task and an interrupt on each
     of the guest's 2 vCPUs, hence the default of 4 (the lock's own begin and
-    end at the edges are not counted: at most one each per lock by the
-    rules)."""
+    end at the edges are not counted: at most one of each at each edge per
+    lock by the rules)."""
     nb, ne = collections.Counter(), collections.Counter()
     bmin, bmax, emin, emax = {}, {}, {}, {}
     retries, waits = [], []
@@ -112,14 +118,16 @@ def join(records, edge_max=4):
         paired += n - max(d, 0)
         if d == 0:
             continue
-        if d == 1 and seq == bmax[lock] and not (lock in emax and emax[lock] > seq):
+        if d == 1 and ((seq == bmax[lock] and not (lock in emax and emax[lock] > seq)) or
+                       (seq == bmin[lock] and not (lock in emin and emin[lock] <= seq))):
             lockedge += 1
         else:
             bads.append("lock %s seq %d: %d write_begin, %d write_end" % (lock, seq, n, ne[(lock, seq)]))
     for (lock, seq), n in ne.items():
         if (lock, seq) in nb:
             continue
-        if n == 1 and seq == emin[lock] and not (lock in bmin and bmin[lock] <= seq):
+        if n == 1 and ((seq == emin[lock] and not (lock in bmin and bmin[lock] <= seq)) or
+                       (seq == emax[lock] and not (lock in bmax and bmax[lock] > seq))):
             lockedge += 1
         else:
             bads.append("lock %s seq %d: %d write_end, no write_begin" % (lock, seq, n))

@@ -92,6 +92,19 @@ class Join(unittest.TestCase):
         many = [ftrace("frlock_read_retry", TK, 0, "ktime_get_real_ts64")] * 5
         self.assertFalse(et.join(et.parse(many + body))[2])
 
+    def test_edges_one_event_at_a_time(self):
+        """eventtext: perf enables begin before end and disables begin first: a begin without its end first, an end without its begin last, are edges; in the middle they are bad"""
+        body = section(perf, "frlock", TK, 4, "timekeeping_advance")
+        head = [perf("frlock_write_begin", TK, 2, "timekeeping_advance")]
+        tail = [perf("frlock_write_end", TK, 6, "timekeeping_advance")]
+        summary, notes, ok = et.join(et.parse(head + body + tail))
+        self.assertTrue(ok, notes)
+        self.assertIn("begins=2 ends=2 paired=1 unpaired_at_edges=2", summary)
+        middle = body + head + section(perf, "frlock", TK, 8, "timekeeping_advance")
+        summary, notes, ok = et.join(et.parse(section(perf, "frlock", TK, 0, "timekeeping_advance") + middle))
+        self.assertFalse(ok)
+        self.assertIn("bad: lock %s seq 2: 1 write_begin, 0 write_end" % TK, notes)
+
     def test_heap_and_writers(self):
         """eventtext: retries of locks in the heap join apart from the kernel image's, each naming its writer"""
         recs = et.parse(section(tracecmd, "seqcount", "ff1100000046ab44", 2, "__d_move", "__legitimize_path")
