@@ -432,16 +432,19 @@ def cached_objects(kind, inputs, code, make, log):
 
 
 class Tree:
-    """A worktree of linux-source at base, with an object directory
-    configured as kernel is, under the logs (NAME-tree, NAME-obj); both go
-    when the with block ends, whatever happens, so that they never disturb
-    kernel/build's."""
+    """A worktree of linux-source at base with an object directory, under
+    the logs (checks-tree, checks-obj), shared by the fast path's objects
+    and sparse's reports: made once (git worktree add and make prepare
+    cost 30-90 s cold), reset to base and configured anew for each user,
+    and removed when the series checks end (tearDownModule), whatever
+    happens, so that it never disturbs kernel/build's."""
+    shared = None
 
-    def __init__(self, name, kernel, log):
-        self.src, self.kernel, self.log = linux_source(), kernel, log
-        self.tree = os.path.join(logs(), name + "-tree")
-        self.obj = os.path.join(logs(), name + "-obj")
-        self.prepare_log = os.path.join(logs(), name + "-prepare.log")
+    def __init__(self):
+        self.src = linux_source()
+        self.tree = os.path.join(logs(), "checks-tree")
+        self.obj = os.path.join(logs(), "checks-obj")
+        self.prepare_log = os.path.join(logs(), "checks-prepare.log")
 
     def remove(self):
         subprocess.run(["git", "-C", self.src, "worktree", "remove", "--force", self.tree],
@@ -449,12 +452,32 @@ class Tree:
         shutil.rmtree(self.tree, ignore_errors=True)
         shutil.rmtree(self.obj, ignore_errors=True)
 
-    def __enter__(self):
-        self.remove()
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
+    @classmethod
+    def configured(cls, kernel, log):
+        """The shared tree at base, configured and prepared as kernel is;
+        None if that failed (said through log)."""
+        t = cls.shared
+        git = functools.partial(subprocess.run, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        if t is None:
+            t = cls.shared = Tree()
+            t.remove()
+            p = git(["git", "-C", t.src, "worktree", "add", "-q", "--detach", t.tree, "base"])
+        else:
+            git(["git", "-C", t.tree, "am", "--abort"])
+            p = git(["git", "-C", t.tree, "checkout", "-q", "-f", "--detach", "base"])
+            if p.returncode == 0:
+                p = git(["git", "-C", t.tree, "clean", "-q", "-f", "-d"])
+        if p.returncode != 0:
+            log("the checks' worktree: git failed: " + p.stdout)
+            return None
+        os.makedirs(t.obj, exist_ok=True)
+        shutil.copy(os.path.join(kernel, "config"), os.path.join(t.obj, ".config"))
+        if not (t.make("olddefconfig", log=t.prepare_log, mode="a") and
+                t.make("-j%d" % JOBS, "prepare", log=t.prepare_log, mode="a")):
+            log("preparing the tree failed; log: %s" % t.prepare_log)
+            return None
+        return t
 
     def make(self, *targets, log, mode="w"):
         with open(log, mode) as f:
@@ -467,20 +490,9 @@ class Tree:
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
 
 
-def prepare_tree(t):
-    """t's worktree added and its object directory configured and prepared."""
-    p = subprocess.run(["git", "-C", t.src, "worktree", "add", "-q", "--detach", t.tree, "base"],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        t.log("git worktree add failed: " + p.stdout)
-        return False
-    os.makedirs(t.obj)
-    shutil.copy(os.path.join(t.kernel, "config"), os.path.join(t.obj, ".config"))
-    if not (t.make("olddefconfig", log=t.prepare_log) and
-            t.make("-j%d" % JOBS, "prepare", log=t.prepare_log, mode="a")):
-        t.log("preparing the tree failed; log: %s" % t.prepare_log)
-        return False
-    return True
+def tearDownModule():
+    if Tree.shared:
+        Tree.shared.remove()
 
 
 # --- The read fast path -------------------------------------------------------
@@ -509,39 +521,39 @@ KTIME_READERS = ("ktime_get", "ktime_get_with_offset", "ktime_get_raw", "ktime_g
 def fastpath_objects_make(out_dir, kernel, log):
     """timekeeping.o and dcache.o of the parent, the reference and the
     patch, into out_dir/{parent,reference,patched}."""
-    with Tree("fastpath", kernel, log) as t:
-        compile_log = os.path.join(logs(), "fastpath-compile.log")
-        if os.path.exists(compile_log):
-            os.remove(compile_log)
+    t = Tree.configured(kernel, log)
+    compile_log = os.path.join(logs(), "fastpath-compile.log")
+    if os.path.exists(compile_log):
+        os.remove(compile_log)
 
-        def compile_into(name):
-            if not t.make("-j%d" % JOBS, "kernel/time/timekeeping.o", "fs/dcache.o",
-                          log=compile_log, mode="a"):
-                log("compiling failed; log: %s" % compile_log)
-                return False
-            os.makedirs(os.path.join(out_dir, name))
-            for o in ("kernel/time/timekeeping.o", "fs/dcache.o"):
-                shutil.copy(os.path.join(t.obj, o), os.path.join(out_dir, name))
-            return True
+    def compile_into(name):
+        if not t.make("-j%d" % JOBS, "kernel/time/timekeeping.o", "fs/dcache.o",
+                      log=compile_log, mode="a"):
+            log("compiling failed; log: %s" % compile_log)
+            return False
+        os.makedirs(os.path.join(out_dir, name))
+        for o in ("kernel/time/timekeeping.o", "fs/dcache.o"):
+            shutil.copy(os.path.join(t.obj, o), os.path.join(out_dir, name))
+        return True
 
-        if not (prepare_tree(t) and compile_into("parent")):
-            return False
-        h = os.path.join(t.tree, "include", "linux", "seqlock.h")
-        text = read(h)
-        if text.split("\n").count(RETRY) != 1:
-            log("the parent's do___read_seqcount_retry() is not the one this check edits")
-            return False
-        with open(h, "w") as f:
-            f.write(text.replace(RETRY, EMPTY_HOOK))
-        if not compile_into("reference"):
-            return False
-        subprocess.run(["git", "-C", t.tree, "checkout", "-q", "--", "include/linux/seqlock.h"],
-                       check=True)
-        if not t.am(SEQCOUNT[0]):
-            log("the seqcount events' patch does not apply")
-            return False
-        # The patch changes the config (ARCH_HAS_SEQCOUNT_TRACE_THUNK).
-        return t.make("olddefconfig", log=t.prepare_log, mode="a") and compile_into("patched")
+    if not (t and compile_into("parent")):
+        return False
+    h = os.path.join(t.tree, "include", "linux", "seqlock.h")
+    text = read(h)
+    if text.split("\n").count(RETRY) != 1:
+        log("the parent's do___read_seqcount_retry() is not the one this check edits")
+        return False
+    with open(h, "w") as f:
+        f.write(text.replace(RETRY, EMPTY_HOOK))
+    if not compile_into("reference"):
+        return False
+    subprocess.run(["git", "-C", t.tree, "checkout", "-q", "--", "include/linux/seqlock.h"],
+                   check=True)
+    if not t.am(SEQCOUNT[0]):
+        log("the seqcount events' patch does not apply")
+        return False
+    # The patch changes the config (ARCH_HAS_SEQCOUNT_TRACE_THUNK).
+    return t.make("olddefconfig", log=t.prepare_log, mode="a") and compile_into("patched")
 
 
 @functools.cache
@@ -561,7 +573,7 @@ def fastpath_objects():
         return None, ["no kernel with the seqcount series"]
     inputs = [base_commit(), diffs(SEQCOUNT[:1]), read(os.path.join(kernel, "config")),
               gcc_version()]
-    d = cached_objects("fastpath", inputs, (fastpath_objects_make, Tree, prepare_tree),
+    d = cached_objects("fastpath", inputs, (fastpath_objects_make, Tree),
                        lambda d: fastpath_objects_make(d, kernel, said.append), said.append)
     return d, said
 
@@ -654,13 +666,13 @@ def sparse_reports_make(out_dir, kernel, log):
     """sparse.stock and sparse.frlock into out_dir."""
     objs = sparse_objects(kernel)
     log("objects: " + " ".join(objs))
-    with Tree("sparse", kernel, log) as t:
-        if not (prepare_tree(t) and sparse_run(t, objs, os.path.join(out_dir, "sparse.stock"), log)):
-            return False
-        if not t.am(*SERIES):
-            log("the series does not apply")
-            return False
-        return sparse_run(t, objs, os.path.join(out_dir, "sparse.frlock"), log)
+    t = Tree.configured(kernel, log)
+    if not (t and sparse_run(t, objs, os.path.join(out_dir, "sparse.stock"), log)):
+        return False
+    if not t.am(*SERIES):
+        log("the series does not apply")
+        return False
+    return sparse_run(t, objs, os.path.join(out_dir, "sparse.frlock"), log)
 
 
 class Sparse(Check):
@@ -673,7 +685,7 @@ class Sparse(Check):
         inputs = [base_commit(), diffs(SERIES), read(os.path.join(kernel, "config")),
                   gcc_version(), out("sparse", "--version") or ""]
         d = cached_objects("sparse", inputs,
-                           (sparse_reports_make, sparse_objects, sparse_run, Tree, prepare_tree),
+                           (sparse_reports_make, sparse_objects, sparse_run, Tree),
                            lambda d: sparse_reports_make(d, kernel, self.say), self.say)
         self.expect(d, "no sparse reports")
         stock, frlock = (read(os.path.join(d, f)).splitlines()
