@@ -108,7 +108,12 @@ def main(argv):
         # without PRINTK, defconfig, UML through kunit.py).
         unit(run, "series", env={"FRLOCK_TEST_LOGS": logs, "FRLOCK_TEST_LONG": str(long_s or "")})
         if long_s:
-            run.relay_cmd([os.path.join(TOP, "kernel", "coverage")])
+            # Each failed build is its own not ok line; an exit without
+            # one (a crash) must not pass for success.
+            before = run.counts["not ok"]
+            rc = run.relay_cmd([os.path.join(TOP, "kernel", "coverage")])
+            if rc and run.counts["not ok"] == before:
+                run.not_ok("kernel/coverage exited %d without naming a failed build (its output is above)" % rc)
         # The host's Python package: the feed, the view, the runner, the
         # dashboards in headless Chromium.
         unit(run, env={"FRLOCK_TEST_LOGS": os.path.join(logs, "python")})
