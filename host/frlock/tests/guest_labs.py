@@ -54,7 +54,7 @@ def lockout(r):
     p = {lk: {n: v["wait_p99"] for n, v in r["lockout"][lk].items()} for lk in r["lockout"]}
     rw, fr = p["rwlock"], p["frlock"]
     return ("writer wait p99 (ns) by readers: %s" % p,
-            rw["2"] >= 3 * max(rw["0"], 1) and rw["2"] >= 3 * max(fr["2"], 1))
+            rw["2"] >= 2 * max(rw["0"], 1) and rw["2"] >= 3 * max(fr["2"], 1))
 
 
 def window(r):
@@ -92,7 +92,7 @@ LABS = [
      "run's reach no kernel reader and retry nowhere, though writes go on"),
     ("writer-rate", rate, "the retry share grows with the writer rate (the most write sections: "
      "above 2x the fewest, at least half the largest)"),
-    ("lockout", lockout, "rwlock's writer wait p99 grows with readers (2 readers >= 3x none), "
+    ("lockout", lockout, "rwlock's writer wait p99 grows with readers (2 readers >= 2x none), "
      "frlock's stays 3x below rwlock's with the same readers"),
     ("write-window", window, "a write section as long as timekeeping_advance() makes a read that "
      "meets it lose 3x or more what the copy-only section does, at the median (the least "

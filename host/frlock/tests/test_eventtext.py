@@ -66,7 +66,21 @@ class Join(unittest.TestCase):
         summary, notes, ok = et.join(recs)
         self.assertTrue(ok, notes)
         self.assertEqual(summary, "begins=2 ends=2 paired=2 unpaired_at_edges=0 retries=1 joined=1 "
-                         "waits=1 ended=1 edge=0 bad=0")
+                         "waits=1 ended=1 edge=0 bad=0 dup=0")
+
+    def test_write_printed_twice(self):
+        """eventtext: a write event's line printed twice in a row is counted as dup and left out; a second write at the same (lock, seq) on another line is bad"""
+        body = section(perf, "frlock", TK, 2, "timekeeping_advance", "ktime_get_real_ts64")
+        end = [r for r in body if "write_end" in r]
+        summary, notes, ok = et.join(et.parse(body + end + section(perf, "frlock", TK, 4, "do_adjtimex")))
+        self.assertTrue(ok, notes)
+        self.assertIn("begins=2 ends=2 paired=2", summary)
+        self.assertIn("bad=0 dup=1", summary)
+        self.assertIn("dup: " + end[0].strip() + " (printed twice)", notes)
+        again = [r.replace("305.985308", "305.985309") for r in end]
+        summary, notes, ok = et.join(et.parse(body + again))
+        self.assertFalse(ok)
+        self.assertIn("bad=1 dup=0", summary)
 
     def test_missing_write_is_bad(self):
         """eventtext: a retry whose write lies inside the window but is missing is bad, and named"""
