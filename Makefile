@@ -29,10 +29,10 @@ ACCEL ?= auto
 
 # lld (and lld-14, which owns the linker /usr/bin/ld.lld resolves to): its
 # ld.lld links kernel/coverage's clang (LLVM=1) build.
-DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc cpio xz-utils \
-	libelf-dev libssl-dev dwarves git python3 python3-ply python3-git \
+DEB_PACKAGES := lld lld-14 clang llvm linux-source-6.1 build-essential flex bison bc \
+	cpio xz-utils libelf-dev libssl-dev dwarves git python3 python3-ply python3-git \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
-	zlib1g-dev clang llvm lld lld-14 libjs-chart.js chromium kmod sparse gdb \
+	zlib1g-dev libjs-chart.js chromium kmod sparse gdb \
 	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps python3-websocket \
 	iproute2 prometheus prometheus-node-exporter ccache linux-perf trace-cmd
 
