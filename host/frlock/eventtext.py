@@ -89,12 +89,16 @@ def join(records, edge_max=4):
        the lock has a higher seq.
     Anything else that does not join is bad.
 
-    A write event whose line is the same text as the line before it (task,
+    A write event whose line is the same text as an earlier line (task,
     CPU, time, lock, seq, caller) is one record printed twice: a write of
-    one (lock, seq) begins and ends once. It is counted as dup and left out:
-    perf script printed 9 such pairs among 262,479 lines in one of this
-    project's runs (in none of seven others, nor trace-cmd in any), and the
-    one whose begin it did not repeat unbalanced its write. The retries and waits at the
+    one (lock, seq) begins and ends once. It is counted as dup and left
+    out. perf script printed such repeats in two of this project's runs, 9
+    lines among 262,479 and 8 among 272,472 (the second in blocks, a line
+    repeated up to five lines after its first, all within the trace's first
+    millisecond while the workload's task was still "perf-exec"), never
+    trace-cmd nor ftrace; each repeated end unbalanced its write, a false
+    bad. Reads are not deduplicated: at ftrace's microseconds a task's
+    retry and that of an interrupt on its CPU can print the same line. The retries and waits at the
     edges are reads that spanned the window's opening or closing: at most
     one per context in a read section then, a task and an interrupt on each
     of the guest's 2 vCPUs, hence the default of 4 (the lock's own begin and
@@ -103,16 +107,18 @@ def join(records, edge_max=4):
     nb, ne = collections.Counter(), collections.Counter()
     bmin, bmax, emin, emax = {}, {}, {}, {}
     retries, waits, dups = [], [], []
-    prev = None
+    seen = set()
     for r in records:
         if r.seq is None:
             continue
         k = (r.lock, r.seq)
-        twice = prev is not None and r.line == prev.line
-        prev = r
-        if twice and r.event.endswith(("_write_begin", "_write_end")):
+        write = r.event.endswith(("_write_begin", "_write_end"))
+        if write and r.line in seen:
             dups.append(r.line.strip())
-        elif r.event.endswith("_write_begin"):
+            continue
+        if write:
+            seen.add(r.line)
+        if r.event.endswith("_write_begin"):
             nb[k] += 1
             bmin[r.lock] = min(bmin.get(r.lock, r.seq), r.seq)
             bmax[r.lock] = max(bmax.get(r.lock, r.seq), r.seq)

@@ -43,7 +43,7 @@ rc=$?
 sed 's/^/  record: /' "$tmp/record.out" | grep -v '^  record: *$' | tail -5
 check "perf record -e 'frlock:*' -e 'seqcount:*' -a recorded (exit $rc)" \
 	test $rc -eq 0 -a -s "$tmp/perf.data"
-perf script -i "$tmp/perf.data" >"$OUT/perf.txt" 2>"$tmp/script.err"
+perf script --ns -i "$tmp/perf.data" >"$OUT/perf.txt" 2>"$tmp/script.err"
 rc=$?
 # Records the kernel could not hand perf (its ring buffer was full).
 lost=$(perf report -i "$tmp/perf.data" --stats 2>/dev/null |
