@@ -23,6 +23,8 @@ EVENTS = ("write_begin", "write_end", "read_retry", "read_wait")
 _EVENT = re.compile(r"(?:^|\s)(?:(?:frlock|seqcount):)?((frlock|seqcount)_"
                     r"(write_begin|write_end|read_retry|read_wait)):(?:\s|$)(.*)")
 _FIELD = re.compile(r"(lock|seq|caller)=(\S*)")
+# A time to the nanosecond (perf script --ns), before the event's name.
+_NANOSECONDS = re.compile(r"\s\d+\.\d{9}:\s")
 
 Record = collections.namedtuple("Record", "system event lock seq function line")
 
@@ -91,14 +93,16 @@ def join(records, edge_max=4):
 
     A write event whose line is the same text as an earlier line (task,
     CPU, time, lock, seq, caller) is one record printed twice: a write of
-    one (lock, seq) begins and ends once. It is counted as dup and left
-    out. perf script printed such repeats in two of this project's runs, 9
-    lines among 262,479 and 8 among 272,472 (the second in blocks, a line
-    repeated up to five lines after its first, all within the trace's first
-    millisecond while the workload's task was still "perf-exec"), never
-    trace-cmd nor ftrace; each repeated end unbalanced its write, a false
-    bad. Reads are not deduplicated: at ftrace's microseconds a task's
-    retry and that of an interrupt on its CPU can print the same line. The retries and waits at the
+    one (lock, seq) begins and ends once. So is any event's line with a
+    time to the nanosecond (perf script --ns); at ftrace's microseconds a
+    task's retry and that of an interrupt on its CPU can print the same
+    line, so a repeated read is kept there. A repeat is counted as dup and
+    left out. perf script repeated records in three of this project's
+    runs, never trace-cmd nor ftrace: 9 lines among 262,479; 8 among
+    272,472, in blocks, a line up to five lines after its first; 12 among
+    235,498, one CPU's 12 consecutive write records within 0.45 ms, 0.4 s
+    into the trace, each twice with the same nanosecond. Each repeated end
+    unbalanced its write, a false bad. The retries and waits at the
     edges are reads that spanned the window's opening or closing: at most
     one per context in a read section then, a task and an interrupt on each
     of the guest's 2 vCPUs, hence the default of 4 (the lock's own begin and
@@ -112,12 +116,11 @@ def join(records, edge_max=4):
         if r.seq is None:
             continue
         k = (r.lock, r.seq)
-        write = r.event.endswith(("_write_begin", "_write_end"))
-        if write and r.line in seen:
+        if r.line in seen and (r.event.endswith(("_write_begin", "_write_end"))
+                               or _NANOSECONDS.search(r.line)):
             dups.append(r.line.strip())
             continue
-        if write:
-            seen.add(r.line)
+        seen.add(r.line)
         if r.event.endswith("_write_begin"):
             nb[k] += 1
             bmin[r.lock] = min(bmin.get(r.lock, r.seq), r.seq)

@@ -81,6 +81,15 @@ class Join(unittest.TestCase):
         summary, notes, ok = et.join(et.parse(body + section(perf, "frlock", TK, 4, "do_adjtimex") + end))
         self.assertTrue(ok, notes)
         self.assertIn("bad=0 dup=1", summary)
+        # A read repeated: kept at microseconds, a dup at nanoseconds.
+        retry = [r for r in body if "read_retry" in r]
+        summary, notes, ok = et.join(et.parse(body + retry))
+        self.assertIn("retries=2 joined=2", summary)
+        nano = [r.replace("305.985308", "305.985308123") for r in body]
+        retry = [r for r in nano if "read_retry" in r]
+        summary, notes, ok = et.join(et.parse(nano + retry))
+        self.assertIn("retries=1 joined=1", summary)
+        self.assertIn("dup=1", summary)
         again = [r.replace("305.985308", "305.985309") for r in end]
         summary, notes, ok = et.join(et.parse(body + again))
         self.assertFalse(ok)
