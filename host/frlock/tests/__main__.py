@@ -5,7 +5,7 @@ line), "# ..." diagnostics, as tests/run relays them.
 
 usage: cd host && python3 -m frlock.tests [MODULE...]   (default: every
 test_*.py here). FRLOCK_TEST_LOGS=DIR keeps the tests' files there.
-Exit status 1 if a test failed.
+Exit status 1 if a test failed or none ran.
 """
 
 import sys
@@ -64,6 +64,10 @@ def main(argv):
         suite = loader.discover("frlock.tests", pattern="test_*.py", top_level_dir=".")
     res = Result()
     suite.run(res)
+    if not res.testsRun:
+        # As kunit.py: a run that tested nothing has failed.
+        print("frlock.tests: no test ran", file=sys.stderr)
+        return 1
     return 0 if res.wasSuccessful() else 1
 
 

@@ -23,7 +23,8 @@ HOST = os.path.join(TOP, "host")
 
 
 def judge(run, name, *args):
-    run.relay_cmd([os.path.join(HOST, name)] + list(args))
+    run.part(" ".join(["host/" + name] + [os.path.basename(a) for a in args]),
+             [os.path.join(HOST, name)] + list(args))
 
 
 def frlock_guests(run, kernel):

@@ -10,10 +10,10 @@ Every command a check runs has its output in a log under the run's logs
 folder; a long step prints a "# DESC: N s so far" line every 30 s, so that
 a kernel build or a guest under TCG is never silent."""
 
+import collections
 import os
 import re
 import subprocess
-import sys
 import threading
 import time
 
@@ -58,13 +58,33 @@ class Run:
             else:
                 print("# " + line, flush=True)
 
-    def relay_cmd(self, argv, **kw):
-        """Run argv, relaying its output line by line as it comes; its exit
-        status."""
+    def part(self, name, argv, **kw):
+        """Run argv, a part of make test that prints its own checks,
+        relaying its output line by line as it comes; its exit status. A
+        part that exits non-zero without a failed check of its own (a
+        crash, an exit at import), dies by a signal, or runs no check at
+        all is one more not ok, naming the part and showing its last
+        lines: as kunit.py counts "no tests ran" as a failure."""
+        before = dict(self.counts)
+        tail = collections.deque(maxlen=15)
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL, text=True, errors="replace", **kw)
-        self.relay(p.stdout)
-        return p.wait()
+        for line in p.stdout:
+            tail.append(line)
+            self.relay([line])
+        rc = p.wait()
+        failed = self.counts["not ok"] > before["not ok"]
+        why = None
+        if rc < 0:
+            why = "killed by signal %d" % -rc
+        elif rc and not failed:
+            why = "exited %d without a failed check" % rc
+        elif self.counts == before:
+            why = "ran no check (exit %d)" % rc
+        if why:
+            self.not_ok("%s: %s; its last lines:" % (name, why))
+            self.diag("".join(tail) or "(no output)", "#   ")
+        return rc
 
     def log_path(self, desc):
         return os.path.join(self.logs, re.sub(r"[^A-Za-z0-9_.-]", "_", desc)[:80] + ".log")
@@ -177,6 +197,3 @@ def kernel(*args, cached_only=False, err=None):
                        stdin=subprocess.DEVNULL, text=True)
     return p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else None
 
-
-def main_exit(run):
-    sys.exit(1 if run.counts["not ok"] else 0)
