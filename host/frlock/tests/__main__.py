@@ -12,6 +12,8 @@ import sys
 import time
 import unittest
 
+from frlock.tests.protocol import print_check, print_diag
+
 
 class Result(unittest.TestResult):
     def __init__(self):
@@ -29,31 +31,30 @@ class Result(unittest.TestResult):
 
     def _diag(self, err, test):
         text = self._exc_info_to_string(err, test)
-        for line in text.rstrip().splitlines()[-20:]:
-            print("#   " + line)
+        print_diag("\n".join(text.rstrip().splitlines()[-20:]), "#   ")
 
     def addSuccess(self, test):
         super().addSuccess(test)
-        print("ok - " + self._desc(test), flush=True)
+        print_check("ok", self._desc(test))
 
     def addFailure(self, test, err):
         super().addFailure(test, err)
-        print("not ok - " + self._desc(test), flush=True)
+        print_check("not ok", self._desc(test))
         self._diag(err, test)
 
     def addError(self, test, err):
         super().addError(test, err)
-        print("not ok - " + self._desc(test), flush=True)
+        print_check("not ok", self._desc(test))
         self._diag(err, test)
 
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
-        print("skip - %s (%s)" % (self._desc(test), reason), flush=True)
+        print_check("skip", "%s (%s)" % (self._desc(test), reason))
 
     def addSubTest(self, test, subtest, err):
         super().addSubTest(test, subtest, err)
         if err is not None:
-            print("#   %s: %s" % (subtest._subDescription(), err[1]))
+            print_diag("%s: %s" % (subtest._subDescription(), err[1]), "#   ")
 
 
 def main(argv):

@@ -22,6 +22,18 @@ from frlock import TOP
 PROTOCOL = re.compile(r"^(ok|not ok|skip) - (.*)$")
 
 
+def print_check(verdict, desc):
+    """The one printer of a check's line, "ok - DESC", "not ok - DESC" or
+    "skip - DESC", for tests/run, frlock.tests and the judges."""
+    print("%s - %s" % (verdict, desc), flush=True)
+
+
+def print_diag(text, indent="# "):
+    """Diagnostic lines: text's lines, each after indent."""
+    for line in str(text).rstrip("\n").splitlines():
+        print(indent + line, flush=True)
+
+
 class Run:
     def __init__(self, logs):
         self.logs = logs
@@ -30,7 +42,7 @@ class Run:
 
     def line(self, verdict, desc):
         self.counts[verdict] += 1
-        print("%s - %s%s" % (verdict, self.prefix, desc), flush=True)
+        print_check(verdict, self.prefix + desc)
         return verdict == "ok"
 
     def ok(self, desc):
@@ -42,10 +54,7 @@ class Run:
     def skip(self, desc):
         return self.line("skip", desc)
 
-    @staticmethod
-    def diag(text, indent="# "):
-        for line in str(text).rstrip("\n").splitlines():
-            print(indent + line, flush=True)
+    diag = staticmethod(print_diag)
 
     def relay(self, lines):
         """Another program's protocol lines, as our own checks; anything

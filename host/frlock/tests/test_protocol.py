@@ -6,6 +6,7 @@ failure); a part that fails its own checks is not counted twice."""
 import contextlib
 import io
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -72,13 +73,14 @@ class Parts(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             pkg = os.path.join(d, "frlock", "tests")
             os.makedirs(pkg)
-            for init in (os.path.join(d, "frlock", "__init__.py"), os.path.join(pkg, "__init__.py")):
-                open(init, "w").close()
-            # frlock.tests' own runner, run on a package that holds it and
-            # the module that exits.
-            with open(os.path.join(os.path.dirname(__file__), "__main__.py")) as src, \
-                    open(os.path.join(pkg, "__main__.py"), "w") as dst:
-                dst.write(src.read())
+            open(os.path.join(pkg, "__init__.py"), "w").close()
+            # frlock.tests' own runner and what it imports, run on a
+            # package that holds them and the module that exits.
+            here = os.path.dirname(__file__)
+            for src, dst in ((os.path.join(here, "..", "__init__.py"), os.path.join(d, "frlock")),
+                             (os.path.join(here, "__main__.py"), pkg),
+                             (os.path.join(here, "protocol.py"), pkg)):
+                shutil.copy(src, dst)
             with open(os.path.join(pkg, "test_exits.py"), "w") as f:
                 f.write("import sys\nsys.exit(3)\n")
             rc, counts, out = run_part([sys.executable, "-B", "-m", "frlock.tests", "test_exits"], cwd=d)

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The seqcount workloads' judge (seqjudge.py): the heap's retried locks
+"""The seqcount workloads' judge (seqcount.py): the heap's retried locks
 are told apart by their writers in the write hist."""
 
 import unittest
 
-from frlock import seqjudge
+from frlock.judges import seqcount
 
 # Two dentries and a per-CPU hrtimer base, as the hist triggers print them.
 RETRY = """\
@@ -31,23 +31,23 @@ Totals:
 """
 
 
-class Workload(seqjudge.Workload):
+class Workload(seqcount.Workload):
     def __init__(self, retry, write):
         self.name = "rename"
-        self.retry, self.write = seqjudge.Hist(retry), seqjudge.Hist(write)
+        self.retry, self.write = seqcount.Hist(retry), seqcount.Hist(write)
 
 
 class SeqJudge(unittest.TestCase):
     def test_heap_by_writer(self):
-        """seqjudge: a retried per-CPU hrtimer base is not counted as a dentry's d_seq"""
+        """judges/seqcount: a retried per-CPU hrtimer base is not counted as a dentry's d_seq"""
         heap = Workload(RETRY, WRITE).heap_retries()
         self.assertEqual(heap["dentry"], {"ff11000001000040": 30, "ff11000001000080": 5})
         self.assertEqual(heap["other"], {"ff1100006e81cb10": 1})
         self.assertEqual(heap["mixed"], {})
-        self.assertEqual(seqjudge.Hist(RETRY).count("rename_lock"), 7)
+        self.assertEqual(seqcount.Hist(RETRY).count("rename_lock"), 7)
 
     def test_mixed_writers(self):
-        """seqjudge: a retried lock written by dcache and by other code is mixed, and a lock with no write is unwritten"""
+        """judges/seqcount: a retried lock written by dcache and by other code is mixed, and a lock with no write is unwritten"""
         write = WRITE.replace("__hrtimer_run_queues", "__d_move").replace(
             "ff11000001000080] 0xff11000001000080 , caller: [ffffffff81208000] __d_drop.part.0",
             "ff11000001000040] 0xff11000001000040 , caller: [ffffffff81208000] inode_set_flags")

@@ -22,7 +22,7 @@ import json
 import re
 import sys
 
-from frlock.judging import Checks, json_lines, read
+from frlock.judges import Checks, json_lines, read
 
 checks = Checks()
 check, note = checks.check, checks.note

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""frlockstat's judge (statjudge.py) on runs shaped as the guest leaves
+"""frlockstat's judge (frlockstat.py) on runs shaped as the guest leaves
 them: the table's helpers read frlockstat's own text; a run that left
 nothing, or printed records of another schema, fails its checks."""
 
@@ -10,7 +10,7 @@ import os
 import tempfile
 import unittest
 
-from frlock import statjudge
+from frlock.judges import frlockstat
 
 TABLE = """Tracing frlock and seqcount locks... Hit Ctrl-C to end.
 
@@ -29,22 +29,22 @@ def judge(files):
                 f.write(text)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            rc = statjudge.main([d if files else os.path.join(d, "none")])
+            rc = frlockstat.main([d if files else os.path.join(d, "none")])
     return rc, out.getvalue()
 
 
 class StatJudge(unittest.TestCase):
     def test_table(self):
-        """statjudge: the first table's rows, its lock rows, and sort -g's reading of a cell"""
-        header, rows = statjudge.table(TABLE)
+        """judges/frlockstat: the first table's rows, its lock rows, and sort -g's reading of a cell"""
+        header, rows = frlockstat.table(TABLE)
         self.assertTrue(header.startswith("LOCK "))
         self.assertEqual(len(rows), 3)
-        self.assertEqual(len(statjudge.lock_rows(rows)), 2)
-        self.assertEqual(statjudge.num("241.5"), 241.5)
-        self.assertEqual(statjudge.num("-"), float("-inf"))
+        self.assertEqual(len(frlockstat.lock_rows(rows)), 2)
+        self.assertEqual(frlockstat.num("241.5"), 241.5)
+        self.assertEqual(frlockstat.num("-"), float("-inf"))
 
     def test_nothing_left(self):
-        """statjudge: no runs in the results share is one not ok; a v1 record fails the schema check"""
+        """judges/frlockstat: no runs in the results share is one not ok; a v1 record fails the schema check"""
         rc, out = judge({})
         self.assertEqual(rc, 1)
         self.assertIn("not ok - frlockstat: the guest left its runs in", out)

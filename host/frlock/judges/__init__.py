@@ -7,6 +7,8 @@ theirs, and a results file read whole."""
 import json
 import os
 
+from frlock.tests.protocol import print_check, print_diag
+
 
 class Checks:
     def __init__(self, prefix=""):
@@ -16,13 +18,12 @@ class Checks:
     def check(self, ok, desc):
         if not ok:
             self.failed += 1
-        print("%s - %s%s" % ("ok" if ok else "not ok", self.prefix, desc), flush=True)
+        print_check("ok" if ok else "not ok", self.prefix + desc)
         return ok
 
     @staticmethod
     def note(text):
-        for line in str(text).splitlines():
-            print("  " + line)
+        print_diag(text, "  ")
 
 
 def read(d, name):
@@ -37,16 +38,24 @@ def read(d, name):
 
 def json_lines(d, name, keep_bad=False):
     """The JSON objects of a results file of JSON lines, in order; blank
-    lines are left out, and so are the lines that are no JSON object (a
-    tool's notes) unless keep_bad, which puts None in their place."""
-    out = []
-    for line in (read(d, name) or "").splitlines():
+    lines are left out. A line that is no JSON object (a tool's note) is
+    None in its place if keep_bad; otherwise it is left out, and a note
+    says how many were and shows the first."""
+    out, bad = [], []
+    for n, line in enumerate((read(d, name) or "").splitlines(), 1):
         if not line.strip():
             continue
         try:
             r = json.loads(line)
         except ValueError:
             r = None
-        if isinstance(r, dict) or keep_bad:
-            out.append(r if isinstance(r, dict) else None)
+        if isinstance(r, dict):
+            out.append(r)
+        elif keep_bad:
+            out.append(None)
+        else:
+            bad.append((n, line))
+    if bad:
+        print_diag("%s: %d line(s) that are no JSON object left out (line %d: %.80s)"
+                   % (name, len(bad), bad[0][0], bad[0][1]), "  ")
     return out

@@ -20,7 +20,7 @@ import re
 import sys
 
 from frlock import feed
-from frlock.judging import Checks, json_lines, read
+from frlock.judges import Checks, json_lines, read
 
 checks = Checks()
 check, note = checks.check, checks.note

@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-from frlock.judging import Checks, json_lines
+from frlock.judges import Checks, json_lines
 
 checks = Checks("agreement: ")
 check = checks.check

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The trace text parser and its joins (eventtext.py) and their judge
-(tracejudge.py), on text shaped as ftrace, trace-cmd and perf print it: a
+"""The trace text parser and its joins (judges/eventtext.py) and their judge
+(judges/events.py), on text shaped as ftrace, trace-cmd and perf print it: a
 trace whose reads all join passes; a retry whose write is inside the window
 but missing is bad; reads at the window's edges are counted, up to four."""
 
@@ -10,8 +10,8 @@ import os
 import tempfile
 import unittest
 
-from frlock import eventtext as et
-from frlock import tracejudge
+from frlock.judges import eventtext as et
+from frlock.judges import events
 
 TK = "ffffffff824a9540"
 RL = "ffffffff82009500"
@@ -45,14 +45,14 @@ def section(fmt, sys_, lock, seq, writer, reader=None, wait=None):
 
 class Parse(unittest.TestCase):
     def test_formats(self):
-        """eventtext: ftrace's, trace-cmd's and perf's lines read as the same record"""
+        """judges/eventtext: ftrace's, trace-cmd's and perf's lines read as the same record"""
         for fmt in (ftrace, tracecmd, perf):
             (r,) = et.parse([fmt("frlock_read_retry", TK, 2044, "ktime_get_real_ts64")])
             self.assertEqual(r[:5], ("frlock", "frlock_read_retry", TK, 2044, "ktime_get_real_ts64"))
             self.assertTrue(et.well_formed(r))
 
     def test_malformed(self):
-        """eventtext: a record without its address, count or caller is not well formed; other lines are not records"""
+        """judges/eventtext: a record without its address, count or caller is not well formed; other lines are not records"""
         recs = et.parse(["x: frlock_read_retry: lock=zz seq= caller=", "sched_switch: prev=1", ""])
         self.assertEqual(len(recs), 1)
         self.assertFalse(et.well_formed(recs[0]))
@@ -60,7 +60,7 @@ class Parse(unittest.TestCase):
 
 class Join(unittest.TestCase):
     def test_all_join(self):
-        """eventtext: every retry, wait, begin and end joined on (lock, seq): ok, nothing at the edges"""
+        """judges/eventtext: every retry, wait, begin and end joined on (lock, seq): ok, nothing at the edges"""
         recs = et.parse(section(ftrace, "frlock", TK, 2, "timekeeping_advance", "ktime_get_real_ts64")
                         + section(ftrace, "frlock", TK, 4, "do_adjtimex", wait="ktime_get"))
         summary, notes, ok = et.join(recs)
@@ -69,7 +69,7 @@ class Join(unittest.TestCase):
                          "waits=1 ended=1 edge=0 bad=0 dup=0")
 
     def test_write_printed_twice(self):
-        """eventtext: a write event's line printed again, next or later, is counted as dup and left out; a second write at the same (lock, seq) on another line is bad"""
+        """judges/eventtext: a write event's line printed again, next or later, is counted as dup and left out; a second write at the same (lock, seq) on another line is bad"""
         body = section(perf, "frlock", TK, 2, "timekeeping_advance", "ktime_get_real_ts64")
         end = [r for r in body if "write_end" in r]
         summary, notes, ok = et.join(et.parse(body + end + section(perf, "frlock", TK, 4, "do_adjtimex")))
@@ -96,7 +96,7 @@ class Join(unittest.TestCase):
         self.assertIn("bad=1 dup=0", summary)
 
     def test_missing_write_is_bad(self):
-        """eventtext: a retry whose write lies inside the window but is missing is bad, and named"""
+        """judges/eventtext: a retry whose write lies inside the window but is missing is bad, and named"""
         recs = et.parse(section(ftrace, "frlock", TK, 2, "timekeeping_advance")
                         + [ftrace("frlock_read_retry", TK, 4, "ktime_get_real_ts64")]
                         + section(ftrace, "frlock", TK, 6, "timekeeping_advance"))
@@ -106,7 +106,7 @@ class Join(unittest.TestCase):
         self.assertIn("no frlock_write_begin with lock %s seq 4" % TK, notes[0])
 
     def test_edges(self):
-        """eventtext: reads and writes cut by the window's ends are edges, at most four reads of them"""
+        """judges/eventtext: reads and writes cut by the window's ends are edges, at most four reads of them"""
         head = [ftrace("frlock_read_retry", TK, 0, "ktime_get_real_ts64"),
                 ftrace("frlock_write_end", TK, 0, "timekeeping_advance")]
         tail = [ftrace("frlock_write_begin", TK, 8, "timekeeping_advance"),
@@ -120,7 +120,7 @@ class Join(unittest.TestCase):
         self.assertFalse(et.join(et.parse(many + body))[2])
 
     def test_edges_one_event_at_a_time(self):
-        """eventtext: perf enables begin before end and disables begin first: a begin without its end first, an end without its begin last, are edges; in the middle they are bad"""
+        """judges/eventtext: perf enables begin before end and disables begin first: a begin without its end first, an end without its begin last, are edges; in the middle they are bad"""
         body = section(perf, "frlock", TK, 4, "timekeeping_advance")
         head = [perf("frlock_write_begin", TK, 2, "timekeeping_advance")]
         tail = [perf("frlock_write_end", TK, 6, "timekeeping_advance")]
@@ -133,7 +133,7 @@ class Join(unittest.TestCase):
         self.assertIn("bad: lock %s seq 2: 1 write_begin, 0 write_end" % TK, notes)
 
     def test_heap_and_writers(self):
-        """eventtext: retries of locks in the heap join apart from the kernel image's, each naming its writer"""
+        """judges/eventtext: retries of locks in the heap join apart from the kernel image's, each naming its writer"""
         recs = et.parse(section(tracecmd, "seqcount", "ff1100000046ab44", 2, "__d_move", "__legitimize_path")
                         + section(tracecmd, "seqcount", RL, 2, "d_move", "prepend_path"))
         n, j, writers = et.joined_reads(recs, "seqcount_read_retry", "heap")
@@ -150,11 +150,11 @@ class Judge(unittest.TestCase):
                     f.write(text)
             out = io.StringIO()
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-                rc = tracejudge.main([d] + names)
+                rc = events.main([d] + names)
         return rc, out.getvalue()
 
     def test_perf_complete(self):
-        """tracejudge: a perf script text with all eight events, joined, passes every check"""
+        """judges/events: a perf script text with all eight events, joined, passes every check"""
         lines = (section(perf, "frlock", TK, 2, "timekeeping_advance", "ktime_get_real_ts64", "ktime_get")
                  + section(perf, "seqcount", RL, 2, "d_move", "prepend_path", "path_init"))
         meta = "tk_core %s\nrename_lock %s\nlost 0\n" % (TK, RL)
@@ -164,7 +164,7 @@ class Judge(unittest.TestCase):
         self.assertIn("ok - perf script: seqcount:seqcount_read_wait with lock, seq and caller (1 events", out)
 
     def test_lost_and_missing(self):
-        """tracejudge: events perf lost fail the join; a missing recording is a not ok line, an unknown name exit 2"""
+        """judges/events: events perf lost fail the join; a missing recording is a not ok line, an unknown name exit 2"""
         lines = section(perf, "frlock", TK, 2, "timekeeping_advance", "ktime_get_real_ts64")
         meta = "tk_core %s\nrename_lock %s\nlost 7\n" % (TK, RL)
         rc, out = self.judge({"perf.txt": "\n".join(lines), "perf.meta": meta}, ["perf", "trace-cmd"])

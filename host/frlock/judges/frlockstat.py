@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-from frlock.judging import Checks, json_lines, read
+from frlock.judges import Checks, json_lines, read
 
 TK = "tk_core"
 checks = Checks()

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The agreement judge (agreement.py) on raw outputs shaped as the guest
+"""The agreement judge (judges/agreement.py) on raw outputs shaped as the guest
 leaves them: tools that agree pass every comparison; a bpftrace count one
 off, a histogram moved by a bucket, or a missing run fail the comparisons
 they touch, and only those."""
@@ -11,7 +11,7 @@ import os
 import tempfile
 import unittest
 
-from frlock import agreement
+from frlock.judges import agreement
 
 LOCK = "kmalloc-512+0x0@frlock_stress_writer"
 

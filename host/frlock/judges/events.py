@@ -19,8 +19,8 @@ NAME.
 import os
 import sys
 
-from frlock import eventtext as et
-from frlock.judging import Checks
+from frlock.judges import eventtext as et
+from frlock.judges import Checks
 
 checks = Checks()
 check = checks.check

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The bpftrace tools' judge (bpfjudge.py) on bpftrace -f json's lines:
+"""The bpftrace tools' judge (bpftrace.py) on bpftrace -f json's lines:
 maps and hists as last printed, totals by key, and a part the guest did
 not run is a not ok line."""
 
@@ -10,7 +10,7 @@ import os
 import tempfile
 import unittest
 
-from frlock import bpfjudge
+from frlock.judges import bpftrace
 
 LINES = [
     {"type": "attached_probes", "data": {"probes": 9}},
@@ -26,11 +26,11 @@ LINES = [
 
 class BpfJudge(unittest.TestCase):
     def test_maps(self):
-        """bpfjudge: a map as last printed, its total by key, a hist's counts by key"""
+        """judges/bpftrace: a map as last printed, its total by key, a hist's counts by key"""
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "x.json"), "w") as f:
                 f.write("\n".join(json.dumps(x) for x in LINES) + "\nnot json\n")
-            bt = bpfjudge.Bt(d, "x.json")
+            bt = bpftrace.Bt(d, "x.json")
         self.assertEqual(bt.total("@reads"), 12)
         self.assertEqual(bt.total("@retries", "tk_core,.*"), 4)
         self.assertEqual(bt.total("@retries"), 11)
@@ -39,14 +39,14 @@ class BpfJudge(unittest.TestCase):
         self.assertEqual(bt.total("@missing"), 0)
 
     def test_part_missing(self):
-        """bpfjudge: a part the guest did not list is one not ok; an unknown part is exit 2"""
+        """judges/bpftrace: a part the guest did not list is one not ok; an unknown part is exit 2"""
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "parts"), "w") as f:
                 f.write("watch\n")
             out = io.StringIO()
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-                rc = bpfjudge.main([d, "vdso"])
-                self.assertEqual(bpfjudge.main([d, "nope"]), 2)
+                rc = bpftrace.main([d, "vdso"])
+                self.assertEqual(bpftrace.main([d, "nope"]), 2)
         self.assertEqual(rc, 1)
         self.assertIn("not ok - bpftrace tools: the guest ran its vdso part", out.getvalue())
         self.assertIn("not ok - frlock-watch ran (exit ?)", out.getvalue())
