@@ -17,10 +17,11 @@ person reads is derived here, once.
   rootfs    host/mkrootfs: the guest's initramfs, cached
   knobs     make run's knobs and their checks
   labs      the teaching labs' analyses (labs/lab)
-  agreement judges tests/guest/agreement.sh's raw outputs
+  judges    what only make test runs: the judges of the guest's results
+            (host/judge-NAME runs judges/NAME.py)
 
-Entry points live in host/ (run-guest, dashboard, report, lab-analyse,
-judge-agreement) so that `import frlock` resolves from the script's own
+Entry points live in host/ (run-guest, server, report, lab-analyse,
+judge-*) so that `import frlock` resolves from the script's own
 directory; dashboards/server and dashboards/report are symlinks to them.
 """
 

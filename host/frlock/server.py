@@ -9,7 +9,7 @@ view's snapshot by Server-Sent Events, at most twice a second while it
 changes, and draws it (dashboards/js). Both name what was skipped, and a
 feed that stops (no line for 1.5 intervals) is reported on both within
 two intervals, naming the console log (--console-log). The page's URL
-goes to stdout or --url-file; the last stderr line is "frlock-dashboard:
+goes to stdout or --url-file; the last stderr line is "dashboards/server:
 N lines, N records, N skipped".
 """
 
@@ -26,7 +26,7 @@ import uuid
 
 from . import TOP, feed, terminal, view
 
-PROG = "frlock-dashboard"
+PROG = "dashboards/server"
 CHARTJS = "/usr/share/javascript/chart.js/chart.min.js"
 DASH = os.path.join(TOP, "dashboards")
 ALLOWED_BINDS = ("127.0.0.1", "localhost")
@@ -108,7 +108,7 @@ class Feed:
             print("\n".join(lines), file=self.term, flush=True)
 
     def say(self, msg):
-        self.print_lines(["frlock-view: " + msg])
+        self.print_lines([PROG + ": " + msg])
 
     def skipped(self):
         n = sum(self.view.skipped().values())

@@ -4,7 +4,7 @@
 # report the same events. The guest collects, the host judges: this script
 # starts the tools and the workload and leaves their raw outputs in
 # /results/agreement (run-guest --results); host/judge-agreement compares
-# them with json (host/frlock/agreement.py), one ok/not ok line each.
+# them with json (host/frlock/judges/agreement.py), one ok/not ok line each.
 #
 # The workload is the KUnit suite's stress case: its lock, in a kmalloc'd
 # object (frlockstat's row "kmalloc-N+0x0@" its first writer; "" with its

@@ -2,7 +2,7 @@
 # Runs inside the guest booted on the frlock kernel: the bpftrace tools in
 # bpf/ and frlock-watch (the guest side of `make run`) under load. What the
 # tools print as JSON goes to /results/bpftrace (run-guest --results), where
-# the host judges it (host/judge-bpftrace: frlock/bpfjudge.py); the checks
+# the host judges it (host/judge-bpftrace: frlock/judges/bpftrace.py); the checks
 # of their text, their stops and bad knobs print one "ok - ...",
 # "not ok - ..." or "skip - ..." line each here.
 #
@@ -76,7 +76,7 @@ done
 # --- A fixed load with writer pressure --------------------------------------
 
 # Both tools beside each other, then frlock-hold.bt alone (the host judges
-# their counts: frlock/bpfjudge.py).
+# their counts: frlock/judges/bpftrace.py).
 run_tools both 5 500 retries hold
 [ $load_rc -eq 0 ] && ok "gtod-load ran 5 s, syscall, 500 adjtimex writes/s" ||
 	{ not_ok "gtod-load ran (exit $load_rc)"; cat "$tmp/load.err"; }

@@ -1,6 +1,6 @@
 # The eight sequence-lock events' recordings: sourced by the guest scripts
 # that record them (busybox sh). The guest records; the host reads and
-# joins the text (host/frlock/eventtext.py, through host/judge-events).
+# joins the text (host/frlock/judges/eventtext.py, through host/judge-events).
 
 # ev_sym SYMBOL: SYMBOL's address in /proc/kallsyms (tk_core's frcount_t
 # is its first member; rename_lock's seqcount is the seqlock_t's first

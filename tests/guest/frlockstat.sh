@@ -3,7 +3,7 @@
 # gettimeofday syscall load with adjtimex writers, file churn, a rename
 # storm and the benchmark module's writer. The guest runs the tool and
 # keeps what it printed in /results/frlockstat (run-guest --results); the
-# host judges it (host/judge-frlockstat: frlock/statjudge.py says what
+# host judges it (host/judge-frlockstat: frlock/judges/frlockstat.py says what
 # each run must show).
 F=/opt/frlock/bpf/.output/frlockstat
 OUT=/results/frlockstat

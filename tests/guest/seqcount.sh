@@ -3,7 +3,7 @@
 # make named sequence locks retry, and frlockstat must report the same
 # retries and writes as ftrace's own hist triggers on the same events. The
 # guest keeps both in /results/seqcount (run-guest --results); the host
-# compares them (host/judge-seqcount: frlock/seqjudge.py).
+# compares them (host/judge-seqcount: frlock/judges/seqcount.py).
 #
 #  - renames against path lookups and getcwd(): rename_lock and d_seq;
 #  - mounts and unmounts against lookups that cross the mount point:

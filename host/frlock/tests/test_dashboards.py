@@ -175,7 +175,7 @@ class SameCells(Shows):
         self.assertEqual(rc, 0)
         self.same_cells(page, snap, "live page")
         self.terminal_shows(srv.text(), snap)
-        self.assertRegex(srv.last_err(), r"^frlock-dashboard: \d+ lines, 0 malformed, 0 of "
+        self.assertRegex(srv.last_err(), r"^dashboards/server: \d+ lines, 0 malformed, 0 of "
                          r"unknown type, 0 of a newer schema$")
         html = os.path.join(LOGS, "report.html")
         p = subprocess.run([os.path.join(DASH, "report"), "-o", html, FIXTURE],
@@ -253,7 +253,7 @@ class SameCells(Shows):
         self.assertLessEqual(took, 2.0)
         line = [ln for ln in srv.text().splitlines() if "no data from the guest" in ln][-1]
         self.assertIn("console log: /tmp/the-console.log", line)
-        self.assertEqual("frlock-view: " + page["summary"]["stall"], line)
+        self.assertEqual("dashboards/server: " + page["summary"]["stall"], line)
 
     def test_follow(self):
         """dashboards: the page redraws as the feed grows, and says so when the server stops"""
