@@ -16,6 +16,7 @@ logs' paths (and an INCOMPLETE file in the results folder that says why),
 130 when interrupted.
 """
 
+import argparse
 import contextlib
 import io
 import os
@@ -26,7 +27,7 @@ import time
 
 from . import TOP, labs
 
-PROG = "make-lab"
+PROG = "labs/lab"
 
 
 class Failed(Exception):
@@ -50,12 +51,21 @@ def jobs(name, quick):
     }[name]
 
 
-def usage(msg):
-    print("%s: %s" % (PROG, msg), file=sys.stderr)
-    print("labs (make lab NAME=<lab>; labs/README.md says what each teaches):",
-          file=sys.stderr)
-    labs.main(["list"], out=sys.stderr)
-    return 2
+def parser():
+    listing = io.StringIO()
+    labs.main(["list"], out=listing)
+    p = argparse.ArgumentParser(
+        prog=PROG, description=__doc__.split("\n\n")[0],
+        epilog="labs (labs/README.md says what each teaches):\n" + listing.getvalue()
+        + "\nexit status: 0 when the report was written, 1 on a failure (the logs' "
+        "paths\nare named), 2 for a usage error, 130 when interrupted.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", nargs="?", default="", metavar="NAME", help="the lab")
+    p.add_argument("--quick", action="store_true", help="the short runs the tests use")
+    p.add_argument("--out", metavar="DIR", help="the results folder")
+    p.add_argument("--check", action="store_true",
+                   help="only check NAME (make lab does, before its deps)")
+    return p
 
 
 def run(name, quick, out):
@@ -156,34 +166,16 @@ def run(name, quick, out):
 
 
 def main(argv):
-    quick = check = False
-    out = name = None
-    args = list(argv)
-    while args:
-        a = args.pop(0)
-        if a == "--quick":
-            quick = True
-        elif a == "--check":
-            check = True
-        elif a == "--out":
-            if not args:
-                print("%s: --out needs a folder" % PROG, file=sys.stderr)
-                return 2
-            out = os.path.abspath(args.pop(0))
-        elif a.startswith("-"):
-            print("%s: unknown option '%s'" % (PROG, a), file=sys.stderr)
-            return 2
-        elif name is not None:
-            print("%s: one lab at a time, not '%s' and '%s'" % (PROG, name, a), file=sys.stderr)
-            return 2
-        else:
-            name = a
-    if not name:
-        return usage("which lab? NAME=<lab>")
-    if name not in labs.LABS:
-        return usage("no lab '%s'" % name)
-    if check:
+    p = parser()
+    a = p.parse_args(argv)
+    names = ", ".join(labs.LABS)
+    if not a.name:
+        p.error("which lab? NAME=<lab>, one of: " + names)
+    if a.name not in labs.LABS:
+        p.error("no lab '%s'; the labs: %s" % (a.name, names))
+    if a.check:
         return 0
+    name, quick, out = a.name, a.quick, a.out and os.path.abspath(a.out)
     try:
         return run(name, quick, out)
     except Failed as e:

@@ -48,11 +48,6 @@ from . import TOP, knobs, vcpuwatch
 PROG = "run-guest"
 HERE = os.path.join(TOP, "host")
 LIVELOCK, PANIC, TIMEOUT, FAILED = 122, 123, 124, 125
-USAGE = """usage: run-guest [--kernel PATH] [--smp N] [--mem MB] [--timeout S] [--accel auto|kvm|tcg]
-                 [--add HOSTFILE]... [--port NAME=HOSTFILE]... [--hostfwd HOSTPORT:GUESTPORT]...
-                 [--append KERNEL_ARGS] [--results DIR] [--log FILE] [--exec 'CMD']
-                 [--retry-livelock] [-v]
-"""
 LOGS_KEPT = 100
 
 
@@ -79,42 +74,44 @@ def cache_dir():
 
 # --- the command line ---------------------------------------------------------
 
+def parser():
+    p = argparse.ArgumentParser(
+        prog=PROG, description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+        epilog="exit status: the command's (or the shell's); 2 for a usage error; "
+        "%d when QEMU's TCG livelocked; %d when the guest kernel panicked; %d on "
+        "timeout; %d when QEMU or the guest failed otherwise, or --accel kvm found "
+        "no usable KVM" % (LIVELOCK, PANIC, TIMEOUT, FAILED))
+    p.add_argument("--kernel", metavar="PATH", help="a bzImage or a kernel/build directory")
+    p.add_argument("--smp", default="2", metavar="N", help="guest vCPUs (default 2)")
+    p.add_argument("--mem", default="2048", metavar="MB", help="guest memory (default 2048)")
+    p.add_argument("--timeout", metavar="S",
+                   help="seconds before the guest is stopped (0: none; default 600 with --exec)")
+    p.add_argument("--accel", default="auto", metavar="auto|kvm|tcg")
+    p.add_argument("--add", dest="adds", action="append", default=[], metavar="HOSTFILE",
+                   help="a file the guest sees under /opt/add")
+    p.add_argument("--port", dest="ports", action="append", default=[], metavar="NAME=HOSTFILE",
+                   help="a virtio-serial port /dev/virtio-ports/frlock.NAME written to HOSTFILE")
+    p.add_argument("--hostfwd", dest="fwds", action="append", default=[],
+                   metavar="HOSTPORT:GUESTPORT", help="forward 127.0.0.1:HOSTPORT to the guest")
+    p.add_argument("--append", action="append", default=[], metavar="KERNEL_ARGS",
+                   help="kernel command line arguments")
+    p.add_argument("--results", metavar="DIR", help="shared read-write at /results")
+    p.add_argument("--log", metavar="FILE", help="the kernel console's log")
+    p.add_argument("--exec", dest="cmd", metavar="CMD", help="the command to run in the guest")
+    p.add_argument("--retry-livelock", action="store_true",
+                   help="boot once more when QEMU's TCG livelocked")
+    p.add_argument("-v", "--verbose", action="store_true")
+    return p
+
+
 def parse(argv):
-    a = argparse.Namespace(kernel=None, smp="2", mem="2048", timeout=None, accel="auto",
-                           adds=[], ports=[], fwds=[], append="", results=None, log=None,
-                           cmd=None, verbose=False, retry_livelock=False)
-    single = {"--kernel": "kernel", "--smp": "smp", "--mem": "mem", "--timeout": "timeout",
-              "--accel": "accel", "--results": "results", "--log": "log"}
-    many = {"--add": "adds", "--port": "ports", "--hostfwd": "fwds"}
-    args = list(argv)
-    while args:
-        opt = args.pop(0)
-        if opt.startswith("--") and "=" in opt:
-            opt, val = opt.split("=", 1)
-            args.insert(0, val)
-        if opt in ("-v", "--verbose"):
-            a.verbose = True
-        elif opt == "--retry-livelock":
-            a.retry_livelock = True
-        elif opt in ("-h", "--help"):
-            raise Usage(None)
-        elif opt in single or opt in many or opt in ("--append", "--exec"):
-            # An option's value, not the next option (--append and --exec
-            # may begin with "--" only through --opt=VALUE).
-            if not args or (args[0].startswith("--") and opt not in ("--append", "--exec")):
-                raise Usage("option '%s' needs a value" % opt)
-            val = args.pop(0)
-            if opt in single:
-                setattr(a, single[opt], val)
-            elif opt in many:
-                getattr(a, many[opt]).append(val)
-            elif opt == "--append":
-                a.append += " " + val
-            else:
-                a.cmd = val
-        else:
-            raise Usage("unknown option '%s'" % opt)
-    check(a)
+    p = parser()
+    a = p.parse_args(argv)
+    a.append = "".join(" " + v for v in a.append)
+    try:
+        check(a)
+    except Usage as e:
+        p.error(str(e))
     return a
 
 
@@ -650,13 +647,7 @@ class Runner:
 
 
 def main(argv):
-    try:
-        a = parse(argv)
-    except Usage as e:
-        if e.args[0]:
-            say(e.args[0])
-        sys.stderr.write(USAGE)
-        return 2
+    a = parse(argv)
     r = Runner(a)
     term = None
     if sys.stdin.isatty():

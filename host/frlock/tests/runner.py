@@ -13,6 +13,7 @@ The parts run in order, each a module of this package: the unittest
 modules are run by frlock.tests and relayed; the guest jobs share one
 protocol.Run, since each job's judges read what it left."""
 
+import argparse
 import os
 import signal
 import subprocess
@@ -20,35 +21,25 @@ import sys
 import time
 
 from frlock import TOP
+from frlock.runner import cache_dir
 from frlock.tests import guest_jobs
 from frlock.tests.protocol import Run, kernel as build
 
-USAGE = "usage: tests/run [--host-only | --guest-only | --long SECONDS]"
-
-
-def usage(msg=None):
-    if msg:
-        print("tests/run: " + msg, file=sys.stderr)
-    print(USAGE, file=sys.stderr)
-    sys.exit(2)
-
-
 def parse(argv):
-    host, guest, long_s = True, True, None
-    if len(argv) > 2 or (len(argv) == 2 and argv[0] != "--long"):
-        usage()
-    if argv[:1] == ["--host-only"]:
-        guest = False
-    elif argv[:1] == ["--guest-only"]:
-        host = False
-    elif argv[:1] == ["--long"]:
-        s = argv[1] if len(argv) == 2 else ""
-        if not (s.isdigit() and s[0] != "0" and len(s) <= 5):
-            usage("--long wants the torture length in seconds (1-99999), not '%s'" % s)
-        long_s = int(s)
-    elif argv:
-        usage()
-    return host, guest, long_s
+    p = argparse.ArgumentParser(
+        prog="tests/run", description=__doc__.split("\n\n")[0],
+        epilog="exit status: 0 when every check passed, 1 when one failed, 2 for a "
+        "usage error.")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--host-only", action="store_true", help="the host part only")
+    which.add_argument("--guest-only", action="store_true", help="the guest part only")
+    which.add_argument("--long", type=int, metavar="SECONDS",
+                       help="everything, plus the checker kernels built if missing, the "
+                       "arm64 kernel's KUnit run and a torture run of SECONDS (make test-long)")
+    a = p.parse_args(argv)
+    if a.long is not None and not 1 <= a.long <= 99999:
+        p.error("--long wants the torture length in seconds (1-99999), not '%d'" % a.long)
+    return not a.guest_only, not a.host_only, a.long
 
 
 def unit(run, *modules, env=None):
@@ -94,9 +85,7 @@ def main(argv):
     # SIGINT ignored when we started (nohup, a background job) would stay
     # ignored in every child.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    cache = os.environ.get("FRLOCK_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "frlock")
-    logs = os.path.join(cache, "logs", "test-" + time.strftime("%Y%m%d-%H%M%S"))
+    logs = os.path.join(cache_dir(), "logs", "test-" + time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(logs, exist_ok=True)
     run = Run(logs)
     print("# logs: " + logs, flush=True)

@@ -191,9 +191,10 @@ class BadInput(unittest.TestCase):
                            stderr=subprocess.PIPE, text=True, timeout=60)
         err = p.stderr.splitlines()
         self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn(want, err[0])
-        self.assertTrue(err[1].startswith("usage:"), err)
-        self.assertTrue(all(ln.startswith(("usage:", " ")) for ln in err[1:]), err)
+        said = [ln for ln in err if not ln.startswith(("usage:", " "))]
+        self.assertEqual(len(said), 1, err)
+        self.assertIn(want, said[0])
+        self.assertTrue(err[0].startswith("usage:"), err)
         self.assertEqual(p.stdout, "")
         self.assertLess(time.monotonic() - t0, 10)
 
@@ -201,11 +202,11 @@ class BadInput(unittest.TestCase):
         """run-guest: bad options and files are refused in one line with the usage (exit 2)"""
         d, nb = self.d, self.notbz
         for want, args in (
-                ("unknown option '--bogus'", ["--bogus"]),
+                ("unrecognized arguments: --bogus", ["--bogus"]),
                 ("--kernel: '%s' is not a bzImage" % nb, ["--kernel", nb]),
                 ("holds no bzImage", ["--kernel", d]),
                 ("--kernel wants a bzImage or a kernel/build directory", ["--kernel", d + "/none"]),
-                ("option '--kernel' needs a value", ["--kernel", "--exec", "true"]),
+                ("argument --kernel: expected one argument", ["--kernel", "--exec", "true"]),
                 ("--smp wants a number of guest vCPUs from 1 to 255, not '256'", ["--smp", "256"]),
                 ("--smp wants", ["--smp", "0"]), ("--smp wants", ["--smp", "two"]),
                 ("--mem wants a size in MB from 1024", ["--mem", "512"]),
