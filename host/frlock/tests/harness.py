@@ -50,6 +50,22 @@ def one_line_fault(test, code, want, cmd, env=None, cwd=None, log=None):
     return lines[0]
 
 
+def usage_fault(test, want, cmd, env=None, cwd=None, log=None):
+    """CMD is refused as argparse refuses bad usage: exit 2, nothing on
+    stdout, and on stderr the usage and one line that says WANT. The
+    line."""
+    p = _run(cmd, env, cwd, log)
+    err = p.stderr.splitlines()
+    said = [ln for ln in err if ln and not ln.startswith(("usage:", " "))]
+    test.assertEqual(p.returncode, 2, "exit %d, wanted 2; stderr:\n%s" % (p.returncode, p.stderr))
+    test.assertEqual(p.stdout, "", "usage error with output on stdout")
+    test.assertTrue(err and err[0].startswith("usage: "), "no usage on stderr:\n%s" % p.stderr)
+    test.assertEqual(len(said), 1, "%d lines on stderr but the usage, wanted one:\n%s"
+                     % (len(said), p.stderr))
+    test.assertTrue(found(want, said[0]), "not %r: %s" % (want, said[0]))
+    return said[0]
+
+
 def expect_fail(test, code, want, cmd, env=None, cwd=None, log=None, timeout=None):
     """CMD exits with CODE and says WANT in a line of its stderr (stdout
     and stderr copied to LOG, if given). Its stderr."""
