@@ -4,6 +4,7 @@
 failures for the exit status, notes indented as the guest scripts print
 theirs, and a results file read whole."""
 
+import argparse
 import json
 import os
 
@@ -24,6 +25,16 @@ class Checks:
     @staticmethod
     def note(text):
         print_diag(text, "  ")
+
+
+def parser(doc, prog):
+    """The argparse parser of a judge whose docstring describes it: its
+    first paragraph, then the others but for the usage line, which
+    argparse writes."""
+    paragraphs = doc.split("\n\n")
+    return argparse.ArgumentParser(
+        prog=prog, description=paragraphs[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(p for p in paragraphs[1:] if not p.startswith("usage:")))
 
 
 def read(d, name):

@@ -16,9 +16,8 @@ tests/guest/agreement.sh.
 
 import os
 import re
-import sys
 
-from frlock.judges import Checks, json_lines
+from frlock.judges import Checks, json_lines, parser
 
 checks = Checks("agreement: ")
 check = checks.check
@@ -202,11 +201,10 @@ def readers(d):
 
 
 def main(argv):
+    p = parser(__doc__, "host/judge-agreement")
+    p.add_argument("dir", metavar="DIR", help="the guest's /results/agreement")
+    d = p.parse_args(argv).dir
     checks.failed = 0
-    if len(argv) != 1:
-        print("usage: host/judge-agreement DIR", file=sys.stderr)
-        return 2
-    d = argv[0]
     if not os.path.isdir(d):
         check(False, "the guest left its raw outputs in %s" % d)
         return 1

@@ -17,10 +17,9 @@ failed, 2 for an unknown PART.
 
 import json
 import re
-import sys
 
 from frlock import feed
-from frlock.judges import Checks, json_lines, read
+from frlock.judges import Checks, json_lines, parser, read
 
 checks = Checks()
 check, note = checks.check, checks.note
@@ -213,9 +212,11 @@ PARTS = {"tools": tools, "renames": renames, "vdso": vdso, "watch": watch}
 
 
 def main(argv):
-    if len(argv) < 2 or any(p not in PARTS for p in argv[1:]):
-        print("usage: host/judge-bpftrace DIR PART...  (PART: %s)" % ", ".join(PARTS), file=sys.stderr)
-        return 2
+    p = parser(__doc__, "host/judge-bpftrace")
+    p.add_argument("dir", metavar="DIR", help="the guest's /results/bpftrace")
+    p.add_argument("parts", metavar="PART", nargs="+", choices=list(PARTS))
+    a = p.parse_args(argv)
+    argv = [a.dir] + a.parts
     checks.failed = 0
     ran = (read(argv[0], "parts") or "").split()
     # What was asked, then anything else the guest ran (--via vdso where

@@ -17,10 +17,9 @@ NAME.
 """
 
 import os
-import sys
 
+from frlock.judges import Checks, parser
 from frlock.judges import eventtext as et
-from frlock.judges import Checks
 
 checks = Checks()
 check = checks.check
@@ -178,16 +177,13 @@ JUDGES = (("ftrace", judge_ftrace), ("trace-cmd", judge_trace_cmd), ("perf", jud
 
 
 def main(argv):
-    checks.failed = 0
     judges = dict(JUDGES)
-    if len(argv) < 2:
-        print("usage: host/judge-events DIR NAME...  (NAME: %s)" % ", ".join(judges), file=sys.stderr)
-        return 2
-    unknown = [n for n in argv[1:] if n not in judges]
-    if unknown:
-        print("host/judge-events: unknown recording '%s' (known: %s)" % (unknown[0], ", ".join(judges)),
-              file=sys.stderr)
-        return 2
+    p = parser(__doc__, "host/judge-events")
+    p.add_argument("dir", metavar="DIR", help="the guest's /results/events")
+    p.add_argument("names", metavar="NAME", nargs="+", choices=list(judges))
+    a = p.parse_args(argv)
+    argv = [a.dir] + a.names
+    checks.failed = 0
     for name in argv[1:]:
         got = load(argv[0], name)
         if got is None:

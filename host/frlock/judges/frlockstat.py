@@ -14,9 +14,8 @@ with the figures; exit status 1 if any failed.
 import json
 import os
 import re
-import sys
 
-from frlock.judges import Checks, json_lines, read
+from frlock.judges import Checks, json_lines, parser, read
 
 TK = "tk_core"
 checks = Checks()
@@ -317,9 +316,9 @@ def join(d):
 
 
 def main(argv):
-    if len(argv) != 1:
-        print("usage: host/judge-frlockstat DIR", file=sys.stderr)
-        return 2
+    p = parser(__doc__, "host/judge-frlockstat")
+    p.add_argument("dir", metavar="DIR", help="the guest's /results/frlockstat")
+    argv = [p.parse_args(argv).dir]
     checks.failed = 0
     if not os.path.isfile(os.path.join(argv[0], "rc")):
         check(False, "frlockstat: the guest left its runs in %s" % argv[0])

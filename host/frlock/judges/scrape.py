@@ -22,12 +22,12 @@ Prints every figure it compares, a line per check ("ok - ..." or
 "not ok - ..."), and exits 1 if any check failed.
 """
 import json
-import sys
 import time
 import urllib.parse
 import urllib.request
 
 from frlock import feed, view
+from frlock.judges import parser
 
 TOLERANCE = 0.05
 
@@ -49,11 +49,12 @@ def samples(url, metric, lock, at, window):
 
 
 def main(argv):
-    if len(argv) not in (2, 3):
-        print(__doc__.splitlines()[2], file=sys.stderr)
-        return 2
-    url, path = argv[0], argv[1]
-    window = int(argv[2]) if len(argv) == 3 else 20
+    p = parser(__doc__, "host/judge-scrape")
+    p.add_argument("url", metavar="PROMETHEUS_URL")
+    p.add_argument("path", metavar="FRLOCKSTAT_NDJSON")
+    p.add_argument("window", metavar="WINDOW_S", type=int, nargs="?", default=20)
+    a = p.parse_args(argv)
+    url, path, window = a.url, a.path, a.window
     if not url.endswith("/"):
         url += "/"
     recs, drops = [], []

@@ -20,9 +20,8 @@ ok/not ok line per check; exit status 1 if any failed.
 
 import json
 import re
-import sys
 
-from frlock.judges import Checks, json_lines, read
+from frlock.judges import Checks, json_lines, parser, read
 
 checks = Checks()
 check, note = checks.check, checks.note
@@ -235,11 +234,10 @@ def gtod(d):
 
 
 def main(argv):
-    if len(argv) != 1:
-        print("usage: host/judge-seqcount DIR", file=sys.stderr)
-        return 2
+    p = parser(__doc__, "host/judge-seqcount")
+    p.add_argument("dir", metavar="DIR", help="the guest's /results/seqcount")
+    d = p.parse_args(argv).dir
     checks.failed = 0
-    d = argv[0]
     mode = (read(d, "mode") or "").split()
     if len(mode) != 2:
         check(False, "seqcount workloads: the guest left its runs in %s" % d)

@@ -172,8 +172,9 @@ class Judge(unittest.TestCase):
         self.assertIn("not ok - perf script: the joins need every event, and perf lost 7", out)
         self.assertIn("not ok - trace-cmd: the guest left its recording in", out)
         self.assertIn("not ok - perf script: seqcount:seqcount_write_begin with lock, seq and caller (0 events", out)
-        rc, _ = self.judge({}, ["nope"])
-        self.assertEqual(rc, 2)
+        with self.assertRaises(SystemExit) as refused:
+            self.judge({}, ["nope"])
+        self.assertEqual(refused.exception.code, 2)
 
 
 if __name__ == "__main__":
