@@ -4,13 +4,16 @@
 guest-rootfs/init and the static programs of guest-rootfs/programs/ (built
 by its Makefile), and cache it keyed by all of that.
 
-usage: host/mkrootfs [--quiet|--verbose] [--force] [--uncompressed]
 Prints the path of the gzip'ed newc cpio on stdout; build progress and
 errors go to stderr (a cache hit is silent unless --verbose).
 --uncompressed makes a plain cpio instead (3 times larger): under TCG the
 guest kernel unpacks it in 3 s instead of 9, so run-guest uses that one.
+
+Exit status: 0 (the path printed), 1 on a failure (one line), 2 for bad
+usage, 128+N when killed by signal N (130 on Ctrl-C).
 """
 
+import argparse
 import hashlib
 import os
 import shutil
@@ -26,7 +29,6 @@ from .runner import cache_dir
 
 PROG = "host/mkrootfs"
 GUEST = os.path.join(TOP, "guest-rootfs")
-USAGE = "usage: %s [--quiet|--verbose] [--force] [--uncompressed]" % PROG
 PACKAGES = ["busybox-static", "bpftrace", "bpftool", "prometheus-node-exporter", "linux-perf",
             "trace-cmd"]
 # Binaries taken from the host, each at the same path in the guest.
@@ -278,22 +280,17 @@ def build(quiet, verbose, force, suffix):
 
 
 def main(argv):
-    quiet = verbose = force = False
-    suffix = "cpio.gz"
-    for a in argv:
-        if a in ("-q", "--quiet"):
-            quiet = True
-        elif a in ("-v", "--verbose"):
-            verbose = True
-        elif a == "--force":
-            force = True
-        elif a == "--uncompressed":
-            suffix = "cpio"
-        else:
-            if a not in ("-h", "--help"):
-                print("%s: unknown option '%s'" % (PROG, a), file=sys.stderr)
-            print(USAGE, file=sys.stderr)
-            return 2
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+                                epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    noise = p.add_mutually_exclusive_group()
+    noise.add_argument("-q", "--quiet", action="store_true", help="no build progress")
+    noise.add_argument("-v", "--verbose", action="store_true", help="say so on a cache hit too")
+    p.add_argument("--force", action="store_true", help="build again, cached or not")
+    p.add_argument("--uncompressed", action="store_true", help="a plain cpio, not gzip'ed")
+    a = p.parse_args(argv)
+    quiet, verbose, force = a.quiet, a.verbose, a.force
+    suffix = "cpio" if a.uncompressed else "cpio.gz"
 
     def on_signal(signum, frame):
         raise SystemExit(128 + signum)
