@@ -2,8 +2,6 @@
 """Does a sequence-lock read that neither waits nor retries run any added
 instruction?
 
-usage: fastpath.py BASE_VMLINUX NEW_VMLINUX FUNCTION...
-
 For each FUNCTION, a user that inlines read_seqcount_begin() and
 read_seqcount_retry(), both kernels' code is disassembled (objdump) and
 every path from the entry to a return that visits no instruction twice is
@@ -22,6 +20,7 @@ Only functions whose failed reads loop back qualify: path walk's readers
 return -ECHILD instead, so their failing path has no loop and carries the
 retry event's NOP, and in larger functions the register allocation moves.
 """
+import argparse
 import collections
 import re
 import subprocess
@@ -112,10 +111,14 @@ def is_branch(op):
 
 
 def main():
-    if len(sys.argv) < 4:
-        print(__doc__.split('\n\n')[1], file=sys.stderr)
-        sys.exit(2)
-    base, new, funcs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    p = argparse.ArgumentParser(prog='tests/fastpath.py', description=__doc__.split('\n\n')[0],
+                                epilog='\n\n'.join(__doc__.split('\n\n')[1:]),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('base', metavar='BASE_VMLINUX')
+    p.add_argument('new', metavar='NEW_VMLINUX')
+    p.add_argument('funcs', metavar='FUNCTION', nargs='+')
+    a = p.parse_args()
+    base, new, funcs = a.base, a.new, a.funcs
     failed = 0
     for func in funcs:
         per_kernel = []

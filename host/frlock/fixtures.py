@@ -22,6 +22,8 @@ from .server import DASH
 
 FIXTURE = os.path.join(DASH, "fixtures", "frlock-run.ndjson")
 
+PROG = "host/record-fixtures"
+
 
 def problems(path):
     """What the feed at path lacks of what a fixture must hold: []."""
@@ -52,7 +54,7 @@ def problems(path):
 
 
 def main(argv):
-    p = argparse.ArgumentParser(prog="make fixtures", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--duration", type=int, default=12, help="seconds of load (default 12)")
     p.add_argument("--out", default=FIXTURE, help="the fixture (default %(default)s)")
     a = p.parse_args(argv)
@@ -61,12 +63,12 @@ def main(argv):
     kernel = subprocess.run([os.path.join(TOP, "kernel/build"), "--variant", "frlock"],
                             stdout=subprocess.PIPE, text=True)
     if kernel.returncode:
-        print("make fixtures: kernel/build failed", file=sys.stderr)
+        print(PROG + ": kernel/build failed", file=sys.stderr)
         return 1
     kernel = kernel.stdout.strip()
     if subprocess.run(["make", "-s", "-C", os.path.join(TOP, "bpf"), "KERNEL=" + kernel],
                       stdout=subprocess.DEVNULL).returncode:
-        print("make fixtures: building frlockstat (make -C bpf) failed", file=sys.stderr)
+        print(PROG + ": building frlockstat (make -C bpf) failed", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory(prefix="frlock-fixture.") as d:
         feed = os.path.join(d, "feed.ndjson")
@@ -77,16 +79,16 @@ def main(argv):
                "--renames" % a.duration]
         rc = subprocess.run(cmd).returncode
         if rc:
-            print("make fixtures: the guest job failed (exit %d)" % rc, file=sys.stderr)
+            print(PROG + ": the guest job failed (exit %d)" % rc, file=sys.stderr)
             return 1
         lack = problems(feed)
         if lack:
             keep = os.path.join(tempfile.gettempdir(), "frlock-fixture-rejected.ndjson")
             shutil.copy(feed, keep)
-            print("make fixtures: the run's feed lacks %s; not kept (it is in %s): run "
+            print(PROG + ": the run's feed lacks %s; not kept (it is in %s): run "
                   "it again" % ("; ".join(lack), keep), file=sys.stderr)
             return 1
         shutil.copy(feed, a.out)
-    print("make fixtures: %s recorded (%d lines)" % (os.path.relpath(a.out, TOP),
-                                                     sum(1 for _ in open(a.out))))
+    print(PROG + ": %s recorded (%d lines)" % (os.path.relpath(a.out, TOP),
+                                               sum(1 for _ in open(a.out))))
     return 0
