@@ -19,6 +19,7 @@ class Result(unittest.TestResult):
     def __init__(self):
         super().__init__()
         self.t0 = {}
+        self.failed_subtests = set()
 
     def startTest(self, test):
         super().startTest(test)
@@ -39,11 +40,13 @@ class Result(unittest.TestResult):
 
     def addFailure(self, test, err):
         super().addFailure(test, err)
+        self.failed_subtests.discard(test)
         print_check("not ok", self._desc(test))
         self._diag(err, test)
 
     def addError(self, test, err):
         super().addError(test, err)
+        self.failed_subtests.discard(test)
         print_check("not ok", self._desc(test))
         self._diag(err, test)
 
@@ -54,7 +57,15 @@ class Result(unittest.TestResult):
     def addSubTest(self, test, subtest, err):
         super().addSubTest(test, subtest, err)
         if err is not None:
+            self.failed_subtests.add(test)
             print_diag("%s: %s" % (subtest._subDescription(), err[1]), "#   ")
+
+    def stopTest(self, test):
+        # A failed subtest fails its test, which unittest then neither
+        # passes nor fails: its not ok line is ours to print.
+        super().stopTest(test)
+        if test in self.failed_subtests:
+            print_check("not ok", self._desc(test))
 
 
 def main(argv):

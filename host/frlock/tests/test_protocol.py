@@ -68,26 +68,48 @@ class Parts(unittest.TestCase):
         self.assertEqual((rc, counts), (0, {"ok": 1, "not ok": 0, "skip": 1}))
         self.assertEqual(out, "ok - a\nskip - b (why)\n")
 
-    def test_unit_module_exit_at_import(self):
-        """protocol: tests/run's unit part, given a module that exits 3 at import, is not ok with its name"""
+    def unit_part(self, module_text):
+        """frlock.tests' own runner, run as tests/run's unit part on a
+        package that holds it, what it imports, and one test module."""
         with tempfile.TemporaryDirectory() as d:
             pkg = os.path.join(d, "frlock", "tests")
             os.makedirs(pkg)
             open(os.path.join(pkg, "__init__.py"), "w").close()
-            # frlock.tests' own runner and what it imports, run on a
-            # package that holds them and the module that exits.
             here = os.path.dirname(__file__)
             for src, dst in ((os.path.join(here, "..", "__init__.py"), os.path.join(d, "frlock")),
                              (os.path.join(here, "__main__.py"), pkg),
                              (os.path.join(here, "protocol.py"), pkg)):
                 shutil.copy(src, dst)
-            with open(os.path.join(pkg, "test_exits.py"), "w") as f:
-                f.write("import sys\nsys.exit(3)\n")
-            rc, counts, out = run_part([sys.executable, "-B", "-m", "frlock.tests", "test_exits"], cwd=d)
+            with open(os.path.join(pkg, "test_part.py"), "w") as f:
+                f.write(module_text)
+            return run_part([sys.executable, "-B", "-m", "frlock.tests", "test_part"], cwd=d)
+
+    def test_unit_module_exit_at_import(self):
+        """protocol: tests/run's unit part, given a module that exits 3 at import, is not ok with its name"""
+        rc, counts, out = self.unit_part("import sys\nsys.exit(3)\n")
         self.assertEqual(rc, 3)
         self.assertEqual(counts["not ok"], 1, out)
         self.assertIn("not ok - the part: exited 3 without a failed check", out)
 
+    def test_unit_failed_subtest(self):
+        """protocol: a test whose subtest fails prints its own not ok line (unittest neither passes nor fails it)"""
+        rc, counts, out = self.unit_part(
+            "import unittest\n\nclass T(unittest.TestCase):\n    def test_x(self):\n"
+            "        \"\"\"the test with subtests\"\"\"\n"
+            "        for i in (1, 2):\n            with self.subTest(i=i):\n"
+            "                self.assertEqual(i, 1)\n")
+        self.assertEqual(rc, 1)
+        self.assertEqual(counts, {"ok": 0, "not ok": 1, "skip": 0}, out)
+        self.assertIn("not ok - the test with subtests\n", out)
+        self.assertNotIn("the part:", out)
+
+    def test_unit_no_test(self):
+        """protocol: frlock.tests given a module without tests exits 1, and the part is not ok"""
+        rc, counts, out = self.unit_part("VALUE = 1\n")
+        self.assertEqual(rc, 1)
+        self.assertEqual(counts["not ok"], 1, out)
+        self.assertIn("not ok - the part: exited 1 without a failed check", out)
+        self.assertIn("no test ran", out)
 
 if __name__ == "__main__":
     unittest.main()
