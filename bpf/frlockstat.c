@@ -77,8 +77,9 @@ static struct textfile *textfile;	/* -P */
 
 /* The kernel's events: which systems, what each can tell. */
 static bool has_frlock, has_seqcount;
-static unsigned int caps[3];		/* enum lock_caps, per enum lock_kind */
 static struct btf *vmlinux_btf;
+/* Not 2, which is bad usage: the command line was good, the kernel is not. */
+#define EXIT_NO_EVENTS	3
 
 const char *argp_program_version = "frlockstat 2";
 static const char argp_doc[] =
@@ -102,7 +103,10 @@ static const char argp_doc[] =
 "    frlockstat -H 1            # each lock's histograms instead of the table\n"
 "    frlockstat -j 1            # one JSON object per lock per second\n"
 "    frlockstat -c -P /var/lib/prometheus/node-exporter/frlock.prom 15\n"
-"                               # for node_exporter's textfile collector\n";
+"                               # for node_exporter's textfile collector\n"
+"\n"
+"EXIT STATUS: 0; 1 on a failure; 2 for bad usage; 3 when this kernel has\n"
+"not the series' events (boot the frlock kernel).\n";
 
 static const struct argp_option opts[] = {
 	{ "lock", 'L', "NAME", 0, "Trace only this lock: its name, a symbol or 0xADDR", 0 },
@@ -968,7 +972,6 @@ static void print_table(const struct interval *iv)
 	printf("\n");
 	for (int i = 0; i < iv->shown; i++) {
 		const struct row *r = &rows[i];
-		unsigned int cap = caps[r->kind];
 		bool bound;
 		double lost = lost_ns(&r->d, &bound) / iv->dt;
 
@@ -980,10 +983,7 @@ static void print_table(const struct interval *iv)
 		printf(" %6s", c);
 		pct_str(&r->d.hold_ns, 100, c, sizeof(c));
 		printf(" %6s %7.1f", c, r->d.retries / iv->dt);
-		if (cap & CAP_WAITS)
-			printf(" %7.1f ", r->d.waits / iv->dt);
-		else
-			printf(" %7s ", "-");
+		printf(" %7.1f ", r->d.waits / iv->dt);
 		rate_str(lost, bound, c, sizeof(c));
 		cell(c, 8, false);
 		putchar(' ');
@@ -1052,20 +1052,14 @@ static void print_hists(const struct interval *iv)
 		printf("(no lock activity%s%s)\n\n", env.name ? " on " : "", env.name ? env.name : "");
 	for (int i = 0; i < iv->shown; i++) {
 		const struct row *r = &rows[i];
-		unsigned int cap = caps[r->kind];
 
-		printf("lock %s (%s): %llu writes, %llu retries", r->label, kind_name(r->kind),
-		       r->d.writes, r->d.retries);
-		if (cap & CAP_WAITS)
-			printf(", %llu waits", r->d.waits);
-		printf("\n");
+		printf("lock %s (%s): %llu writes, %llu retries, %llu waits\n", r->label,
+		       kind_name(r->kind), r->d.writes, r->d.retries, r->d.waits);
 		print_hist("writer hold time (ns)", &r->d.hold_ns, "hold");
-		if (cap & CAP_WAITS)
-			print_hist("reader wait, to the end of the write waited for (ns)",
-				   &r->d.wait_ns, "wait");
-		if (cap & CAP_JOIN)
-			print_hist("reader time lost to a retry, at least (ns, the colliding "
-				   "write's begin to the retry)", &r->d.retry_lb_ns, "retry");
+		print_hist("reader wait, to the end of the write waited for (ns)", &r->d.wait_ns,
+			   "wait");
+		print_hist("reader time lost to a retry, at least (ns, the colliding "
+			   "write's begin to the retry)", &r->d.retry_lb_ns, "retry");
 		if (env.per_caller)
 			print_sites_text(i);
 		printf("\n");
@@ -1117,7 +1111,6 @@ static void print_json(const struct interval *iv)
 	for (int i = 0; i < iv->shown; i++) {
 		const struct row *r = &rows[i];
 		const struct lock_stat *d = &r->d, *t = &r->st;
-		unsigned int cap = caps[r->kind];
 		bool bound;
 		unsigned long long lost = lost_ns(d, &bound);
 
@@ -1135,12 +1128,10 @@ static void print_json(const struct interval *iv)
 		else
 			printf("\"0x%llx\"", r->addr);
 		printf(",\"writes\":%llu,\"retries\":%llu", d->writes, d->retries);
-		if (cap & CAP_WAITS)
-			printf(",\"waits\":%llu,\"waits_joined\":%llu,\"wait_ns_sum\":%llu",
-			       d->waits, d->waits_timed, d->wait_ns_sum);
-		if (cap & CAP_JOIN)
-			printf(",\"retries_joined\":%llu,\"retry_lost_lb_ns\":%llu",
-			       d->retries_joined, d->retry_lb_ns_sum);
+		printf(",\"waits\":%llu,\"waits_joined\":%llu,\"wait_ns_sum\":%llu",
+		       d->waits, d->waits_timed, d->wait_ns_sum);
+		printf(",\"retries_joined\":%llu,\"retry_lost_lb_ns\":%llu",
+		       d->retries_joined, d->retry_lb_ns_sum);
 		printf(",\"hold_ns_sum\":%llu,\"lost\":{\"ns\":%llu,\"bound\":%s}", d->hold_ns_sum,
 		       lost, bound ? "true" : "false");
 		printf(",\"top_writer\":");
@@ -1148,16 +1139,11 @@ static void print_json(const struct interval *iv)
 		printf(",\"top_reader\":");
 		json_str(top_func(r, false, iv->ksyms, rbuf, sizeof(rbuf)));
 		printf(",\"total\":{\"writes\":%llu,\"retries\":%llu", t->writes, t->retries);
-		if (cap & CAP_WAITS)
-			printf(",\"waits\":%llu,\"waits_joined\":%llu", t->waits, t->waits_timed);
-		if (cap & CAP_JOIN)
-			printf(",\"retries_joined\":%llu", t->retries_joined);
-		printf("}");
+		printf(",\"waits\":%llu,\"waits_joined\":%llu", t->waits, t->waits_timed);
+		printf(",\"retries_joined\":%llu}", t->retries_joined);
 		json_hist("hold_ns", &d->hold_ns);
-		if (cap & CAP_WAITS)
-			json_hist("wait_ns", &d->wait_ns);
-		if (cap & CAP_JOIN)
-			json_hist("retry_lb_ns", &d->retry_lb_ns);
+		json_hist("wait_ns", &d->wait_ns);
+		json_hist("retry_lb_ns", &d->retry_lb_ns);
 		printf("}\n");
 	}
 }
@@ -1464,8 +1450,7 @@ static void export_page(struct frlockstat_bpf *obj)
 	int err;
 
 	for (int i = 0; i < nr_rows; i++) {
-		textfile_add_lock(textfile, rows[i].label, kind_name(rows[i].kind),
-				  caps[rows[i].kind], &rows[i].st);
+		textfile_add_lock(textfile, rows[i].label, kind_name(rows[i].kind), &rows[i].st);
 		for (int s = 0; s < nr_sites; s++)
 			if (sites[s].row == i)
 				textfile_add_site(textfile, rows[i].label, sites[s].key.kind,
@@ -1587,20 +1572,18 @@ int main(int argc, char **argv)
 	if (!has_frlock && !has_seqcount) {
 		fprintf(stderr, "frlockstat: this kernel has no frlock tracepoints and no seqcount "
 			"ones (boot the frlock kernel: kernel/build --variant frlock)\n");
-		return 2;
+		return EXIT_NO_EVENTS;
 	}
 	if ((has_frlock && tp_nargs("frlock_write_begin") != 3) ||
 	    (has_seqcount && tp_nargs("seqcount_write_begin") != 3)) {
 		fprintf(stderr, "frlockstat: this kernel's sequence lock events are not series v4's "
 			"(lock, seq, caller): boot a kernel of the repository's series\n");
-		return 2;
+		return EXIT_NO_EVENTS;
 	}
 	if ((env.kind == KIND_SEQCOUNT && !has_seqcount) || (env.kind == KIND_FRLOCK && !has_frlock)) {
 		fprintf(stderr, "frlockstat: this kernel has no %s tracepoints\n", kind_name(env.kind));
-		return 2;
+		return EXIT_NO_EVENTS;
 	}
-	caps[KIND_SEQCOUNT] = CAP_WAITS | CAP_JOIN;
-	caps[KIND_FRLOCK] = CAP_WAITS | CAP_JOIN;
 	/* Symbols name the locks and resolve -L. */
 	ksyms = ksyms_refresh(NULL);
 	if (!ksyms)

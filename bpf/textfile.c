@@ -10,9 +10,9 @@
  * shorter is in the first) up to 2^27 - 1 ns (134 ms; everything longer is
  * in +Inf's only), as ebpf_exporter's bucket_min and bucket_max do. No
  * label carries a kernel address (that would undo KASLR for whoever can
- * scrape): locks are names, sites are symbol+offset. A series exists only
- * where the lock's events can tell its value (enum lock_caps): never a
- * zero that stands for "unknown".
+ * scrape): locks are names, sites are symbol+offset. Both kinds of lock
+ * trace every figure (series v4: waits, and retries joined to their
+ * write), so every lock has every series.
  */
 #define _GNU_SOURCE	/* asprintf */
 #include <errno.h>
@@ -56,7 +56,6 @@ struct known_site {
 struct tf_lock {
 	char lock[LABEL_LEN];
 	char kind[16];
-	unsigned int caps;
 	struct lock_stat st;
 };
 
@@ -110,7 +109,7 @@ void textfile_close(struct textfile *tf)
 }
 
 void textfile_add_lock(struct textfile *tf, const char *lock, const char *kind,
-		       unsigned int caps, const struct lock_stat *st)
+		       const struct lock_stat *st)
 {
 	struct tf_lock *l;
 
@@ -119,7 +118,6 @@ void textfile_add_lock(struct textfile *tf, const char *lock, const char *kind,
 	l = &tf->locks[tf->nr_locks++];
 	snprintf(l->lock, sizeof(l->lock), "%s", lock);
 	snprintf(l->kind, sizeof(l->kind), "%s", kind);
-	l->caps = caps;
 	l->st = *st;
 }
 
@@ -230,11 +228,11 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* Which of a lock's figures a family exports; @caps: what it needs. */
+/* Which of a lock's figures a family exports. */
 enum lock_value { V_WRITES, V_RETRIES, V_WAITS };
 
 static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lock_value v,
-			 unsigned int caps, const char *help)
+			 const char *help)
 {
 	family(f, name, "counter", help);
 	for (int i = 0; i < tf->nr_locks; i++) {
@@ -243,8 +241,6 @@ static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lo
 		unsigned long long n = v == V_WRITES ? st->writes : v == V_RETRIES ? st->retries :
 				       st->waits;
 
-		if ((l->caps & caps) != caps)
-			continue;
 		fprintf(f, "%s{", name);
 		put_lock_labels(f, l);
 		fprintf(f, "} %llu\n", n);
@@ -254,7 +250,7 @@ static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lo
 enum lock_hist { H_HOLD, H_WAIT, H_RETRY_LB };
 
 static void lock_histogram(FILE *f, struct textfile *tf, const char *name, enum lock_hist which,
-			   unsigned int caps, const char *help)
+			   const char *help)
 {
 	family(f, name, "histogram", help);
 	for (int i = 0; i < tf->nr_locks; i++) {
@@ -267,8 +263,6 @@ static void lock_histogram(FILE *f, struct textfile *tf, const char *name, enum 
 		unsigned long long cum = 0;
 		int k;
 
-		if ((l->caps & caps) != caps)
-			continue;
 		for (k = 0; k < MAX_SLOTS; k++) {
 			cum += h->slots[k];
 			if (k < BUCKET_FIRST || k > BUCKET_LAST)
@@ -289,7 +283,7 @@ static void lock_histogram(FILE *f, struct textfile *tf, const char *name, enum 
 
 /* One family over the sites of @kind: the named ones, then "other". */
 static void site_family(FILE *f, struct textfile *tf, const char *name, unsigned int kind,
-			unsigned int caps, bool seconds, const char *help)
+			bool seconds, const char *help)
 {
 	family(f, name, "counter", help);
 	for (int i = 0; i < tf->nr_locks; i++) {
@@ -297,8 +291,6 @@ static void site_family(FILE *f, struct textfile *tf, const char *name, unsigned
 		unsigned long long other = 0;
 		bool any_other = false;
 
-		if ((l->caps & caps) != caps)
-			continue;
 		for (int j = 0; j < tf->nr_sites; j++) {
 			const struct tf_site *s = &tf->sites[j];
 			const struct known_site *k;
@@ -371,39 +363,38 @@ int textfile_commit(struct textfile *tf)
 	if (f) {
 		assign_rows(tf);
 		lost_families(f, tf);
-		lock_counter(f, tf, "frlock_writes_total", V_WRITES, 0,
+		lock_counter(f, tf, "frlock_writes_total", V_WRITES,
 			     "Write sections, since frlockstat attached.");
-		lock_counter(f, tf, "frlock_read_retries_total", V_RETRIES, 0, "Read retries.");
-		lock_counter(f, tf, "frlock_read_waits_total", V_WAITS, CAP_WAITS,
+		lock_counter(f, tf, "frlock_read_retries_total", V_RETRIES, "Read retries.");
+		lock_counter(f, tf, "frlock_read_waits_total", V_WAITS,
 			     "Readers that found a write section open and waited for it.");
-		lock_histogram(f, tf, "frlock_write_hold_seconds", H_HOLD, 0,
+		lock_histogram(f, tf, "frlock_write_hold_seconds", H_HOLD,
 			       "Time from write begin to write end.");
-		lock_histogram(f, tf, "frlock_read_wait_seconds", H_WAIT, CAP_WAITS,
+		lock_histogram(f, tf, "frlock_read_wait_seconds", H_WAIT,
 			       "Time a reader waited: from its wait to the end of the write it "
 			       "waited for (waits whose write frlockstat saw).");
-		lock_histogram(f, tf, "frlock_retry_lost_lower_bound_seconds", H_RETRY_LB, CAP_JOIN,
+		lock_histogram(f, tf, "frlock_retry_lost_lower_bound_seconds", H_RETRY_LB,
 			       "Per retry joined to the write that collided with it, that write's "
 			       "begin to the retry: a lower bound of the time the reader lost.");
 		if (tf->nr_sites || tf->nr_known) {
-			site_family(f, tf, "frlock_site_writes_total", CALLER_WRITE, 0, false,
+			site_family(f, tf, "frlock_site_writes_total", CALLER_WRITE, false,
 				    "Write sections per writer site (symbol+offset).");
-			site_family(f, tf, "frlock_site_write_hold_seconds_total", CALLER_WRITE, 0,
-				    true, "Time in write sections per writer site.");
-			site_family(f, tf, "frlock_site_read_retries_total", CALLER_RETRY, 0, false,
+			site_family(f, tf, "frlock_site_write_hold_seconds_total", CALLER_WRITE, true,
+				    "Time in write sections per writer site.");
+			site_family(f, tf, "frlock_site_read_retries_total", CALLER_RETRY, false,
 				    "Read retries per reader site.");
-			site_family(f, tf, "frlock_site_read_waits_total", CALLER_WAIT, CAP_WAITS,
-				    false, "Waits per reader site.");
-			site_family(f, tf, "frlock_site_caused_retries_total", CALLER_CAUSED,
-				    CAP_JOIN, false,
+			site_family(f, tf, "frlock_site_read_waits_total", CALLER_WAIT, false,
+				    "Waits per reader site.");
+			site_family(f, tf, "frlock_site_caused_retries_total", CALLER_CAUSED, false,
 				    "Retries per writer site of the write that collided with them.");
 			site_family(f, tf, "frlock_site_caused_retry_lost_lower_bound_seconds_total",
-				    CALLER_CAUSED, CAP_JOIN, true,
+				    CALLER_CAUSED, true,
 				    "Per writer site, the lower bound of the time the retries it "
 				    "caused lost (write begin to retry).");
 			site_family(f, tf, "frlock_site_caused_waits_total", CALLER_CAUSED_WAIT,
-				    CAP_WAITS, false, "Waits per writer site of the write waited for.");
+				    false, "Waits per writer site of the write waited for.");
 			site_family(f, tf, "frlock_site_caused_wait_seconds_total",
-				    CALLER_CAUSED_WAIT, CAP_WAITS, true,
+				    CALLER_CAUSED_WAIT, true,
 				    "Time readers waited, per writer site of the write waited for.");
 		}
 		if (fclose(f))

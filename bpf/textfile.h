@@ -13,15 +13,6 @@
 #define TEXTFILE_TOP_SITES	5
 #define LABEL_LEN		64
 
-/*
- * What a lock's events can tell, which decides the series it gets: no
- * series stands for what its kind cannot know.
- */
-enum lock_caps {
-	CAP_WAITS = 1,		/* a wait event: waits, and their time */
-	CAP_JOIN = 2,		/* retries carry their start count: joined to the write */
-};
-
 struct textfile;
 
 /* NULL, with errno set, when FILE's directory cannot be written. */
@@ -31,7 +22,7 @@ void textfile_close(struct textfile *tf);
 
 /* Collect one page: the locks, then (with -w or -c) their call sites. */
 void textfile_add_lock(struct textfile *tf, const char *lock, const char *kind,
-		       unsigned int caps, const struct lock_stat *st);
+		       const struct lock_stat *st);
 void textfile_add_site(struct textfile *tf, const char *lock, enum caller_kind kind,
 		       const char *site, const struct caller_stat *cs);
 /* Events lost: failed map updates by map and reason, write ends without a begin. */
