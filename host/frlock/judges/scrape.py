@@ -27,7 +27,7 @@ import urllib.parse
 import urllib.request
 
 from frlock import feed, view
-from frlock.judges import parser
+from frlock.judges import Checks, parser
 
 TOLERANCE = 0.05
 
@@ -57,18 +57,23 @@ def main(argv):
     url, path, window = a.url, a.path, a.window
     if not url.endswith("/"):
         url += "/"
-    recs, drops = [], []
+    checks = Checks()
+    report = checks.check
+    recs, drops, skipped = [], [], 0
     with open(path, "rb") as f:
         for line in f:
-            rec, _ = feed.parse_line(line.rstrip(b"\r\n"))
+            rec, why = feed.parse_line(line.rstrip(b"\r\n"))
             if rec is None:
+                skipped += why is not None
                 continue
             if rec["type"] == "frlockstat" and "total" in rec:
                 recs.append(rec)
             elif rec["type"] == "frlockstat_drops":
                 drops.append(rec)
+    if skipped:
+        checks.note("%d lines of %s are no record of this schema, left out" % (skipped, path))
     if not recs:
-        print(f"not ok - {path} has no frlockstat records")
+        report(False, f"{path} has frlockstat records")
         return 1
     writes, retries = {}, {}
     for r in recs:
@@ -87,16 +92,9 @@ def main(argv):
     # The last scraped sample ends the window.
     everything = query(url, f'frlock_writes_total{{lock="{lock}"}}[1h]', time.time())
     if not everything:
-        print(f"not ok - Prometheus scraped no frlock_writes_total{{lock={lock!r}}}")
+        report(False, f"Prometheus scraped frlock_writes_total{{lock={lock!r}}}")
         return 1
     end = max(float(v[0]) for s in everything for v in s["values"])
-    failed = 0
-
-    def report(ok, what):
-        nonlocal failed
-        failed += not ok
-        print(f"{'ok' if ok else 'not ok'} - {what}")
-
     print(f"# lock {lock}, window {window} s ending at the last scrape ({end:.3f})")
     first_i = last_i = None
     for key, metric, field in (("writes", "frlock_writes_total", "writes"),
@@ -150,4 +148,4 @@ def main(argv):
     report(not bogus and waits,
            f"seqcount locks: {len(waits)} with waits, {len(bogus)} with a retried-reads series "
            "(no event ends a seqcount read: it must have none)")
-    return 1 if failed else 0
+    return 1 if checks.failed else 0

@@ -23,7 +23,7 @@ HOST = os.path.join(TOP, "host")
 
 
 def judge(run, name, *args):
-    run.part(" ".join(["host/" + name] + [os.path.basename(a) for a in args]),
+    run.part(" ".join(["host/" + name] + [os.path.basename(a.rstrip("/")) for a in args]),
              [os.path.join(HOST, name)] + list(args))
 
 
@@ -151,16 +151,7 @@ def scrape(run, kernel):
     run.check("the guest's exporter port was forwarded on 127.0.0.1 only (%s)"
               % (seen.splitlines() or ["not listening"])[-1], loopback_only)
 
-    out = os.path.join(d, "agree.out")
-    with open(out, "w") as f:
-        rc = subprocess.run([os.path.join(HOST, "judge-scrape"), url,
-                             os.path.join(d, "guest", "frlockstat.ndjson"), "30"],
-                            stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
-    with open(out, errors="replace") as f:
-        lines = f.read().splitlines()
-    run.relay(lines)
-    if rc != 0 and not any(line.startswith("not ok") for line in lines):
-        run.not_ok("host/judge-scrape failed (exit %d): %s" % (rc, (lines or [""])[-1]))
+    judge(run, "judge-scrape", url, os.path.join(d, "guest", "frlockstat.ndjson"), "30")
 
     # The console template, with this run's data, in headless Chromium: a
     # row for the lock, with a write rate above zero.
