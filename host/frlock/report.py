@@ -3,7 +3,11 @@
 
 The live page (dashboards/live.html) with its stylesheet, Chart.js and
 the drawing code inlined, and js/live.js replaced by the view's snapshot
-of the whole feed (view.py) and js/report.js. It opens from disk with no
+of the whole feed (view.py) and js/report.js. The feed is read as the
+server reads it (read_feed): to the guest's feed_end, or to the file's
+end with the note that the run is incomplete; make run's report is
+written by the server itself (--report), from the snapshot it printed
+the final tables from. It opens from disk with no
 server and loads nothing from anywhere. Prints the report's path on
 stdout; the last stderr line is "frlock-report: N lines, N malformed, N
 of unknown type, N of a newer schema".
@@ -16,8 +20,7 @@ import re
 import sys
 import tempfile
 
-from . import feed, view
-from .server import CHARTJS, DASH, check_input
+from . import feed, server
 
 PROG = "frlock-report"
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; "
@@ -44,22 +47,24 @@ def escape(s):
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def read_feed(path, lock=None):
+    """The server's Feed of a whole feed file, ended: read to feed_end
+    (lines after it counted, not read) or to the file's end."""
+    fd = server.Feed(os.path.basename(path), lock=lock, tell=lambda msg: None)
+    fd.reader = feed.LineReader(path, False, fd.add_line)
+    fd.reader.run()
+    fd.end()
+    return fd
+
+
 def read_view(path, lock=None):
     """The View of a whole feed file, and the number of lines read."""
-    v = view.View(lock)
-    n = [0]
-
-    def add(raw):
-        n[0] += 1
-        v.add_line(raw)
-
-    feed.LineReader(path, False, add).run()
-    v.end()
-    return v, n[0]
+    fd = read_feed(path, lock)
+    return fd.view, fd.lines
 
 
 def build(snap, source, chartjs, title):
-    page = read_text(os.path.join(DASH, "live.html"))
+    page = read_text(os.path.join(server.DASH, "live.html"))
     data = feed.dumps({
         "source": source, "view": snap,
         "generated": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %z"),
@@ -71,12 +76,12 @@ def build(snap, source, chartjs, title):
             return inline_script(chartjs, "Chart.js, from %s" % chartjs)
         if src == "js/live.js":
             return ('<script type="application/json" id="frlock-data">%s</script>\n%s'
-                    % (data, inline_script(os.path.join(DASH, "js/report.js"),
+                    % (data, inline_script(os.path.join(server.DASH, "js/report.js"),
                                            "dashboards/js/report.js")))
-        return inline_script(os.path.join(DASH, src), "dashboards/" + src)
+        return inline_script(os.path.join(server.DASH, src), "dashboards/" + src)
 
     def style(m):
-        css = read_text(os.path.join(DASH, m.group(1)))
+        css = read_text(os.path.join(server.DASH, m.group(1)))
         if re.search(r"</style", css, re.I):
             raise ReportError("%s contains </style" % m.group(1))
         return "<style>/* dashboards/%s */\n%s\n</style>" % (m.group(1), css)
@@ -131,18 +136,19 @@ def main(argv):
     p.add_argument("--title", help="page title (default: frlock report: INPUT's name)")
     p.add_argument("--lock", metavar="NAME", help="the lock whose detail is shown "
                    "(default: the lock gettimeofday reads)")
-    p.add_argument("--chartjs", default=os.environ.get("FRLOCK_CHARTJS", CHARTJS),
-                   metavar="FILE", help="Chart.js to inline (default: %s)" % CHARTJS)
+    p.add_argument("--chartjs", default=os.environ.get("FRLOCK_CHARTJS", server.CHARTJS),
+                   metavar="FILE", help="Chart.js to inline (default: %s)" % server.CHARTJS)
     a = p.parse_args(argv)
-    check_input(p, a.input)
+    server.check_input(p, a.input)
     out = a.output or default_output(a.input)
     source = os.path.basename(a.input)
     try:
         if not os.path.isfile(a.chartjs):
             raise ReportError("Chart.js not found at %s (apt-get install libjs-chart.js)"
                               % a.chartjs)
-        v, lines = read_view(a.input, a.lock)
-        write(out, build(v.snapshot(), source, a.chartjs, a.title or "frlock report: " + source))
+        fd = read_feed(a.input, a.lock)
+        v, lines = fd.view, fd.lines
+        write(out, build(fd.final, source, a.chartjs, a.title or "frlock report: " + source))
     except OSError as e:
         print("%s: %s: %s" % (PROG, e.filename or a.input, e.strerror or e), file=sys.stderr)
         return 1
@@ -151,6 +157,10 @@ def main(argv):
         return 1
     if not v.locks:
         print("%s: warning: %s has no frlockstat record" % (PROG, a.input), file=sys.stderr)
+    if fd.after_end:
+        print("%s: %d lines after feed_end not read" % (PROG, fd.after_end), file=sys.stderr)
+    if fd.final["incomplete"]:
+        print("%s: %s" % (PROG, fd.final["incomplete"]), file=sys.stderr)
     sk = v.skipped()
     print(out)
     print("%s: %d lines, %d malformed, %d of unknown type, %d of a newer schema"

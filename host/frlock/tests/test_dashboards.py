@@ -256,7 +256,7 @@ class SameCells(Shows):
         self.assertEqual("frlock-view: " + page["summary"]["stall"], line)
 
     def test_follow(self):
-        """dashboards: the page redraws as the feed grows, and says so when the server stops"""
+        """dashboards: the page merges what is new as the feed grows; the server ends by itself after feed_end"""
         feed = os.path.join(LOGS, "growing.ndjson")
         open(feed, "w").close()
         srv = Srv("follow", feed)
@@ -275,14 +275,46 @@ class SameCells(Shows):
                 with open(feed, "ab") as f:
                     f.write(b"".join(lines[i:i + step]))
                 time.sleep(1.5)
+            rc = srv.p.wait(30)         # no signal: feed_end ends it
         finally:
-            rc = srv.stop()
+            srv.stop()
         out, err = proc.communicate(60)
         self.assertEqual((rc, proc.returncode), (0, 0), err)
         page = json.loads(out)
-        self.assertTrue(page["status"].startswith("server stopped"), page["status"])
+        self.assertTrue(page["status"].startswith("input ended"), page["status"])
         self.assertGreaterEqual(len({s[1] for s in page["samples"]}), 3, page["samples"])
-        self.assertEqual(page["summary"]["rows"], snapshot(FIXTURE)["rows"]["rows"])
+        snap = snapshot(FIXTURE)
+        self.same_cells(page, snap, "live page, merged from changes")
+        st = page["summary"]["stream"]
+        self.assertEqual((st["whole"], st["resyncs"]), (1, 0), st)
+        self.assertGreaterEqual(st["changes"], 3, st)
+
+    def test_stopped(self):
+        """dashboards: a server stopped before feed_end tells the page, and the terminal and the page say the run is incomplete"""
+        feed = os.path.join(LOGS, "stopped.ndjson")
+        lines = open(FIXTURE, "rb").read().splitlines(keepends=True)
+        with open(feed, "wb") as f:
+            f.write(b"".join(lines[:len(lines) // 2]))
+        srv = Srv("stopped", "--terminal", feed)
+        proc = subprocess.Popen(["/usr/bin/python3", BROWSER, "--wait-ended", "--timeout", "90",
+                                 "--png", os.path.join(LOGS, "stopped.png"), srv.url],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            for _ in range(300):
+                with urllib.request.urlopen(srv.url + "stats.json") as r:
+                    if json.load(r)["pages"] > 0:
+                        break
+                time.sleep(0.1)
+            time.sleep(1)
+        finally:
+            rc = srv.stop()
+        out, err = proc.communicate(60)
+        self.assertEqual((rc, proc.returncode), (server.INCOMPLETE_STATUS, 0), err)
+        page = json.loads(out)
+        self.assertTrue(page["status"].startswith("server stopped"), page["status"])
+        note = srv.text().splitlines()[-1]
+        self.assertEqual(note, "the feed ended without feed_end: the run is incomplete")
+        self.assertEqual(page["summary"]["incomplete"], note)
 
 
 class Usage(unittest.TestCase):
