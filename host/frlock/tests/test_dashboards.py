@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 import urllib.request
@@ -290,12 +291,13 @@ class SameCells(Shows):
         self.assertGreaterEqual(st["changes"], 3, st)
 
     def test_stopped(self):
-        """dashboards: a server stopped before feed_end tells the page, and the terminal and the page say the run is incomplete"""
+        """dashboards: a server stopped before feed_end tells the page; the terminal, the page and the report say the run is incomplete"""
         feed = os.path.join(LOGS, "stopped.ndjson")
         lines = open(FIXTURE, "rb").read().splitlines(keepends=True)
         with open(feed, "wb") as f:
             f.write(b"".join(lines[:len(lines) // 2]))
-        srv = Srv("stopped", "--terminal", feed)
+        html = os.path.join(LOGS, "stopped.html")
+        srv = Srv("stopped", "--terminal", "--report", html, feed)
         proc = subprocess.Popen(["/usr/bin/python3", BROWSER, "--wait-ended", "--timeout", "90",
                                  "--png", os.path.join(LOGS, "stopped.png"), srv.url],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -315,6 +317,53 @@ class SameCells(Shows):
         note = srv.text().splitlines()[-1]
         self.assertEqual(note, "the feed ended without feed_end: the run is incomplete")
         self.assertEqual(page["summary"]["incomplete"], note)
+        drawn = browse("stopped-report", "file://" + html)
+        self.assertEqual(drawn["summary"]["incomplete"], note)
+        self.same_cells(drawn, snapshot(feed), "the report of a stopped server")
+        self.terminal_shows(srv.text(), snapshot(feed))
+
+
+@unittest.skipUnless(HAVE_BROWSER, NEED)
+class Gap(Shows):
+    def test_gap(self):
+        """dashboards: a message that does not follow the page's last makes it ask for the whole view again, and it ends right"""
+        fd = server.Feed("fixture", tell=lambda msg: None)
+        srv = server.Server(("127.0.0.1", 0), server.Handler)
+        srv.feed, srv.chartjs, srv.verbose = fd, CHARTJS, False
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        url = "http://127.0.0.1:%d/" % srv.server_address[1]
+        lines = [ln.rstrip(b"\n") for ln in open(FIXTURE, "rb")]
+        for raw in lines[:len(lines) // 2]:
+            fd.add_line(raw)
+        proc = subprocess.Popen(["/usr/bin/python3", BROWSER, "--wait-ended", "--timeout", "90",
+                                 "--png", os.path.join(LOGS, "gap.png"), url],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while fd.delivered == 0 and not fd.whole and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(1)               # the page has the whole document
+            with fd.cond:
+                # A message for a document the page does not have.
+                fd.seq += 1
+                fd.messages.append((fd.seq, json.dumps(
+                    {"seq": fd.seq, "base": fd.seq + 5, "ops": []})))
+                fd.cond.notify_all()
+            time.sleep(2)
+            for raw in lines[len(lines) // 2:]:
+                fd.add_line(raw)
+            fd.end()
+            out, err = proc.communicate(90)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            srv.shutdown()
+            srv.server_close()
+        self.assertEqual(proc.returncode, 0, err)
+        page = json.loads(out)
+        self.assertEqual(page["summary"]["stream"]["resyncs"], 1, page["summary"]["stream"])
+        self.assertEqual(page["summary"]["stream"]["whole"], 2, page["summary"]["stream"])
+        self.same_cells(page, snapshot(FIXTURE), "live page after a gap")
 
 
 class Usage(unittest.TestCase):
