@@ -21,6 +21,7 @@ import sys
 import tempfile
 
 from . import feed, server
+from .server import CHARTJS, DASH, check_input
 
 PROG = "frlock-report"
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; "
@@ -64,7 +65,7 @@ def read_view(path, lock=None):
 
 
 def build(snap, source, chartjs, title):
-    page = read_text(os.path.join(server.DASH, "live.html"))
+    page = read_text(os.path.join(DASH, "live.html"))
     data = feed.dumps({
         "source": source, "view": snap,
         "generated": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %z"),
@@ -76,12 +77,12 @@ def build(snap, source, chartjs, title):
             return inline_script(chartjs, "Chart.js, from %s" % chartjs)
         if src == "js/live.js":
             return ('<script type="application/json" id="frlock-data">%s</script>\n%s'
-                    % (data, inline_script(os.path.join(server.DASH, "js/report.js"),
+                    % (data, inline_script(os.path.join(DASH, "js/report.js"),
                                            "dashboards/js/report.js")))
-        return inline_script(os.path.join(server.DASH, src), "dashboards/" + src)
+        return inline_script(os.path.join(DASH, src), "dashboards/" + src)
 
     def style(m):
-        css = read_text(os.path.join(server.DASH, m.group(1)))
+        css = read_text(os.path.join(DASH, m.group(1)))
         if re.search(r"</style", css, re.I):
             raise ReportError("%s contains </style" % m.group(1))
         return "<style>/* dashboards/%s */\n%s\n</style>" % (m.group(1), css)
@@ -136,10 +137,10 @@ def main(argv):
     p.add_argument("--title", help="page title (default: frlock report: INPUT's name)")
     p.add_argument("--lock", metavar="NAME", help="the lock whose detail is shown "
                    "(default: the lock gettimeofday reads)")
-    p.add_argument("--chartjs", default=os.environ.get("FRLOCK_CHARTJS", server.CHARTJS),
-                   metavar="FILE", help="Chart.js to inline (default: %s)" % server.CHARTJS)
+    p.add_argument("--chartjs", default=os.environ.get("FRLOCK_CHARTJS", CHARTJS),
+                   metavar="FILE", help="Chart.js to inline (default: %s)" % CHARTJS)
     a = p.parse_args(argv)
-    server.check_input(p, a.input)
+    check_input(p, a.input)
     out = a.output or default_output(a.input)
     source = os.path.basename(a.input)
     try:

@@ -45,7 +45,7 @@ import threading
 import time
 import uuid
 
-from . import TOP, feed, report, terminal, view
+from . import TOP, feed, terminal, view
 
 PROG = "frlock-dashboard"
 CHARTJS = "/usr/share/javascript/chart.js/chart.min.js"
@@ -539,6 +539,7 @@ def main(argv):
         log("%s held no frlock record: not an NDJSON feed?" % a.input)
         fd.error = fd.error or "no records"
     if a.report:
+        from . import report        # not at the top: report.py imports this module
         src = os.path.basename(a.input)
         try:
             report.write(a.report, report.build(fd.final, src, a.chartjs,
