@@ -523,6 +523,9 @@ def main(argv):
                     break
             fd.check_stall()
             fd.cond.wait(0.1)
+    # The input has ended: a late "writer gone" is moot, and must not kill
+    # the process while it exits (Python restores SIG_DFL then; not SIG_IGN).
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     reader.stop()
     if not fd.ended:
         fd.stopped = True           # by a signal

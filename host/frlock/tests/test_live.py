@@ -115,6 +115,8 @@ class EndsAndAgrees(unittest.TestCase):
 
     def start(self, feed):
         urlf = os.path.join(self.dir, "url")
+        if os.path.exists(urlf):
+            os.remove(urlf)
         self.out = os.path.join(self.dir, "terminal.txt")
         self.err = os.path.join(self.dir, "server.err")
         self.html = os.path.join(self.dir, "report.html")
@@ -176,6 +178,18 @@ class EndsAndAgrees(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("frlock-report: " + NOTE, r.stderr.splitlines())
         self.assertEqual(report_snapshot(html), snap)
+
+    def test_late_writer_gone(self):
+        """live: SIGUSR1 until the server has exited never kills it (make run sends it once the guest is gone, maybe as the server ends)"""
+        for _ in range(3):
+            p, _ = self.start(FIXTURE)
+            while p.poll() is None:
+                try:
+                    p.send_signal(signal.SIGUSR1)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.002)
+            self.assertEqual(p.wait(), 0, open(self.err).read())
 
     def test_after_feed_end(self):
         """live: lines after feed_end are counted, not read, by the server and the report alike"""
