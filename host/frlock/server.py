@@ -490,8 +490,11 @@ def main(argv):
             log("reading %s: %s" % (a.input, e))
             fd.end(str(e))
 
+    gone = threading.Event()
+
     def writer_gone(signum, frame):
         reader.follow = False       # read to the file's end, then stop
+        gone.set()
 
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda s, f: stop.set())
@@ -509,8 +512,13 @@ def main(argv):
     threading.Thread(target=read, name="reader", daemon=True).start()
 
     ended_at = None
+    told = False
     with fd.cond:
         while not stop.is_set():
+            if gone.is_set() and not told:
+                told = True
+                log("the feed's writer is gone (SIGUSR1)%s" % (
+                    "" if fd.ended else ": reading the file to its end"))
             if fd.ended and ended_at is None:
                 ended_at = time.monotonic()
                 log("input ended after %d lines%s" % (
