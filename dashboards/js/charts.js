@@ -205,7 +205,9 @@
 		});
 	}
 
-	// A table from the view's columns and rows of cells, as they are.
+	// A table from the view's columns and rows of cells, as they are. The
+	// live page appends to the rows' array in place (live.js): only the
+	// rows it does not show yet are added; any other array is drawn anew.
 	function fillTable(table, t) {
 		const head = table.tHead.rows[0];
 		if (head.cells.length !== t.columns.length) {
@@ -214,8 +216,13 @@
 				head.appendChild(document.createElement('th')).textContent = c;
 		}
 		const tb = table.tBodies[0];
-		tb.textContent = '';
-		for (const r of t.rows) {
+		let from = 0;
+		if (table.drawnRows === t.rows && tb.rows.length <= t.rows.length)
+			from = tb.rows.length;
+		else
+			tb.textContent = '';
+		table.drawnRows = t.rows;
+		for (const r of t.rows.slice(from)) {
 			const tr = tb.insertRow();
 			for (const c of r)
 				tr.insertCell().textContent = c;
@@ -257,6 +264,8 @@
 			el('skipped').textContent = v.skipped;
 			el('skipped').className = /: 0 malformed lines, 0 records of unknown type, 0 of/
 				.test(v.skipped) ? 'guide' : 'guide warn';
+			el('incomplete').hidden = !v.incomplete;
+			el('incomplete').textContent = v.incomplete || '';
 			el('detail-lock').textContent = v.detail.lock || '–';
 			el('detail-why').textContent = v.detail.why || '';
 			const dl = el('numbers');
@@ -322,6 +331,8 @@
 				heat: h ? { key: state.heatKey, cols: h.cols.length, cells: h.cells,
 					drawn: heatmap.drawn } : null,
 				stall: el('feed-alert').hidden ? null : el('feed-alert').textContent,
+				incomplete: el('incomplete').hidden ? null : el('incomplete').textContent,
+				stream: opts.stream ? opts.stream() : null,
 			};
 		};
 		return dash;

@@ -3,25 +3,27 @@
 frlockstat under a gettimeofday load, and draw the one feed the guest
 sends both on this terminal and on a live page.
 
-usage: host/frlock-run [--duration S] [--threads N] [--via syscall|vdso]
-                       [--writers W] [--interval S] [--smp N] [--mem MB]
-                       [--accel auto|kvm|tcg] [--prometheus 0|1] [--check]
-
 The Makefile's run target passes its knobs here; an empty value means the
 default. Every knob is checked before anything is built or booted (bounds
 in guest-rootfs/knobs.sh, read by knobs.py): a bad one is one line and
-exit status 2; --check stops there.
+the usage, exit status 2; --check stops there.
 
 Then kernel/build (cached), host/mkrootfs, make -C bpf, and run-guest
 with guest-rootfs/frlock-watch as the job. The guest's frlockstat -j -c
 and gtod-load -j lines come through one virtio-serial port into
 results/<YYYYmmdd-HHMMSS>/feed.ndjson, which dashboards/server --terminal
 follows: it draws each interval on this terminal (kept as output.txt) and
-serves the same view to the page; report.html is written from the feed at
-the end. The console log is console.log there. Until the run has ended
+serves the same view to the page. The server ends by itself after the
+guest's feed_end: it prints the whole run's tables and writes report.html
+from the same snapshot. When the guest has exited, make run tells it so
+(SIGUSR1) and waits for it: a guest that died wrote no feed_end, and the
+server reads the file to its end and says, on the terminal and in the
+report alike, "the feed ended without feed_end: the run is incomplete".
+The console log is console.log there. Until the run has ended
 well, the folder holds a file INCOMPLETE that says why it is not. Exit
 status: the guest job's, or run-guest's (122 livelock, 123 panic, 124
-timeout, 125 QEMU failure), 130 on Ctrl-C (QEMU is stopped with it).
+timeout, 125 QEMU failure), 2 on bad usage or a bad knob, 130 on Ctrl-C
+(QEMU is stopped with it).
 
 PROMETHEUS=1 also starts Debian's prometheus on the host's loopback for
 the run (dashboards/prometheus/local-prometheus), scraping the guest's
@@ -31,6 +33,7 @@ FRLOCK_KERNEL=DIR boots that kernel/build directory instead of building
 or reusing the frlock kernel of the current series.
 """
 
+import argparse
 import os
 import signal
 import subprocess
@@ -45,47 +48,53 @@ KNOBS = ("duration", "threads", "via", "writers", "interval", "smp", "mem", "acc
 DEFAULTS = {"duration": "20", "threads": "2", "via": "syscall", "writers": "200",
             "interval": "1", "smp": "2", "mem": "2048", "accel": "auto", "prometheus": "0"}
 PROM = os.path.join(TOP, "dashboards", "prometheus", "local-prometheus")
+INCOMPLETE = 3          # dashboards/server: the feed ended without feed_end
+SERVER_END_S = 120      # for the server to read the rest of the feed and end
 
 
-class Refused(Exception):
-    pass
+def parser():
+    p = argparse.ArgumentParser(
+        prog="host/frlock-run", description=__doc__.split("\n\n")[0],
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--check", action="store_true",
+                   help="check the knobs, then exit: 0 if they are good")
+    for name, metavar, what in (
+            ("duration", "S", "seconds of load"), ("threads", "N", "gtod-load's threads"),
+            ("via", "syscall|vdso", "how gtod-load reads the clock"),
+            ("writers", "W", "adjtimex writes per second"),
+            ("interval", "S", "frlockstat's interval"), ("smp", "N", "guest vCPUs"),
+            ("mem", "MB", "guest memory"), ("accel", "auto|kvm|tcg", "QEMU's accelerator"),
+            ("prometheus", "0|1", "1: also a local Prometheus for the run")):
+        p.add_argument("--" + name, metavar=metavar, default="",
+                       help="%s (default %s; empty: the default)" % (what, DEFAULTS[name]))
+    return p
 
 
 def parse(argv):
-    """The knobs, checked; (knobs, --check given)."""
-    k, check = dict(DEFAULTS), False
-    args = list(argv)
-    while args:
-        opt = args.pop(0)
-        if opt == "--check":
-            check = True
-            continue
-        name = opt[2:] if opt.startswith("--") else None
-        if name not in KNOBS:
-            raise Refused("unknown option '%s' (knobs: %s)" % (
-                opt, " ".join(n.upper() for n in KNOBS)))
-        if not args:
-            raise Refused("option '%s' needs a value" % opt)
-        v = args.pop(0)
-        k[name] = v or DEFAULTS[name]
+    """The knobs, checked ({name: value}, --check given); bad usage or a
+    bad knob: one line and the usage on stderr, exit 2 (SystemExit)."""
+    p = parser()
+    a = p.parse_args(argv)
+    k = {n: getattr(a, n) or DEFAULTS[n] for n in KNOBS}
     for name, label in (("duration", "DURATION"), ("threads", "THREADS"),
                         ("writers", "WRITERS"), ("smp", "SMP"), ("mem", "MEM")):
         why = knobs.check(name, k[name], label)
         if why:
-            raise Refused(why)
+            p.error(why)
     why = knobs.check("interval", k["interval"], "INTERVAL", int(k["duration"]))
     if why:
-        raise Refused(why)
+        p.error(why)
     for name, allowed in (("via", ("syscall", "vdso")), ("accel", ("auto", "kvm", "tcg")),
                           ("prometheus", ("0", "1"))):
         if k[name] not in allowed:
-            raise Refused("%s wants %s, not '%s'" % (name.upper(), " or ".join(
+            p.error("%s wants %s, not '%s'" % (name.upper(), " or ".join(
                 ", ".join(allowed).rsplit(", ", 1)), k[name]))
     kernel = os.environ.get("FRLOCK_KERNEL")
     if kernel and not (os.path.isfile(os.path.join(kernel, "bzImage")) and
                        os.path.isfile(os.path.join(kernel, "vmlinux"))):
-        raise Refused("FRLOCK_KERNEL wants a kernel/build directory, not '%s'" % kernel)
-    return k, check
+        p.error("FRLOCK_KERNEL wants a kernel/build directory, not '%s'" % kernel)
+    return k, a.check
 
 
 def say(msg, err=False):
@@ -152,7 +161,8 @@ class Run:
         tee = subprocess.Popen(["tee", os.path.join(res, "output.txt")], stdin=subprocess.PIPE)
         self.server = subprocess.Popen(
             [os.path.join(TOP, "dashboards/server"), "--terminal", "--url-file", url_file,
-             "--console-log", console, "--interval", k["interval"], feed],
+             "--console-log", console, "--interval", k["interval"],
+             "--report", os.path.join(res, "report.html"), feed],
             stdout=tee.stdin, stderr=open(os.path.join(res, "dashboard.log"), "w"))
         tee.stdin.close()
         for _ in range(50):
@@ -179,28 +189,32 @@ class Run:
                      "-w %s -i %s%s" % (k["duration"], k["threads"], k["via"], k["writers"],
                                         k["interval"], watch_prom)]).returncode
         self.stop_prometheus()
-        # Let the server read the feed's last lines, then stop it: it
-        # prints the whole run's tables.
-        time.sleep(1)
-        self.stop_server()
+        # The guest has exited: all it wrote is in the feed. The server ends
+        # by itself at feed_end; told the writer is gone, it reads the file
+        # to its end first, so a guest that died before feed_end loses no
+        # line either.
+        served = self.finish_server()
         tee.wait()
-        with open(os.path.join(res, "report.log"), "w") as log:
-            ok = subprocess.run([os.path.join(TOP, "dashboards/report"), feed, "-o",
-                                 os.path.join(res, "report.html")],
-                                stdout=subprocess.DEVNULL, stderr=log).returncode == 0
-        if ok:
+        report = os.path.join(res, "report.html")
+        if served in (0, INCOMPLETE) and os.path.exists(report):
             say("report (opens from the file): %s/report.html" % res)
         else:
-            say("writing the report failed; see %s/report.log" % res, True)
-        if rc == 0:
-            os.remove(os.path.join(res, "INCOMPLETE"))
-        else:
+            say("the dashboard server failed (exit status %s); see %s/dashboard.log"
+                % (served, res), True)
+        if rc:
             self.incomplete("the guest job failed (exit status %d)" % rc)
+        elif served == INCOMPLETE:
+            self.incomplete("the feed ended without feed_end")
+        else:
+            os.remove(os.path.join(res, "INCOMPLETE"))
         say("raw results in %s/ (%s), %d s in all" % (res, " ".join(sorted(os.listdir(res))),
                                                       time.monotonic() - self.start))
         if rc:
             say("the guest job failed (exit status %d); the results are marked INCOMPLETE" % rc,
                 True)
+        elif served == INCOMPLETE:
+            say("the guest job ended well but its feed has no feed_end; the results are "
+                "marked INCOMPLETE", True)
         return rc
 
     def prometheus(self):
@@ -228,6 +242,24 @@ class Run:
                 % (self.rel(self.prom_dir), self.rel(self.prom_dir)))
             self.prom_dir = None
 
+    def finish_server(self):
+        """Tell the server the feed's writer is gone and wait for it to
+        end: its exit status (None if it had to be stopped)."""
+        srv = self.server
+        if not srv:
+            return None
+        if srv.poll() is None:
+            srv.send_signal(signal.SIGUSR1)
+        try:
+            rc = srv.wait(SERVER_END_S)
+        except subprocess.TimeoutExpired:
+            say("the dashboard server did not end within %d s of the guest; stopping it"
+                % SERVER_END_S, True)
+            self.stop_server()
+            return None
+        self.server = None
+        return rc
+
     def stop_server(self):
         if self.server and self.server.poll() is None:
             self.server.terminate()
@@ -239,11 +271,7 @@ class Run:
 
 
 def main(argv):
-    try:
-        k, check = parse(argv)
-    except Refused as e:
-        say(str(e), True)
-        return 2
+    k, check = parse(argv)
     if check:
         return 0
     r = Run(k)

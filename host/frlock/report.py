@@ -3,7 +3,11 @@
 
 The live page (dashboards/live.html) with its stylesheet, Chart.js and
 the drawing code inlined, and js/live.js replaced by the view's snapshot
-of the whole feed (view.py) and js/report.js. It opens from disk with no
+of the whole feed (view.py) and js/report.js. The feed is read as the
+server reads it (read_feed): to the guest's feed_end, or to the file's
+end with the note that the run is incomplete; make run's report is
+written by the server itself (--report), from the snapshot it printed
+the final tables from. It opens from disk with no
 server and loads nothing from anywhere. Prints the report's path on
 stdout; the last stderr line is "frlock-report: N lines, N malformed, N
 of unknown type, N of a newer schema".
@@ -16,7 +20,7 @@ import re
 import sys
 import tempfile
 
-from . import feed, view
+from . import feed, server
 from .server import CHARTJS, DASH, check_input
 
 PROG = "frlock-report"
@@ -44,18 +48,20 @@ def escape(s):
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def read_feed(path, lock=None):
+    """The server's Feed of a whole feed file, ended: read to feed_end
+    (lines after it counted, not read) or to the file's end."""
+    fd = server.Feed(os.path.basename(path), lock=lock, tell=lambda msg: None)
+    fd.reader = feed.LineReader(path, False, fd.add_line)
+    fd.reader.run()
+    fd.end()
+    return fd
+
+
 def read_view(path, lock=None):
     """The View of a whole feed file, and the number of lines read."""
-    v = view.View(lock)
-    n = [0]
-
-    def add(raw):
-        n[0] += 1
-        v.add_line(raw)
-
-    feed.LineReader(path, False, add).run()
-    v.end()
-    return v, n[0]
+    fd = read_feed(path, lock)
+    return fd.view, fd.lines
 
 
 def build(snap, source, chartjs, title):
@@ -141,8 +147,9 @@ def main(argv):
         if not os.path.isfile(a.chartjs):
             raise ReportError("Chart.js not found at %s (apt-get install libjs-chart.js)"
                               % a.chartjs)
-        v, lines = read_view(a.input, a.lock)
-        write(out, build(v.snapshot(), source, a.chartjs, a.title or "frlock report: " + source))
+        fd = read_feed(a.input, a.lock)
+        v, lines = fd.view, fd.lines
+        write(out, build(fd.final, source, a.chartjs, a.title or "frlock report: " + source))
     except OSError as e:
         print("%s: %s: %s" % (PROG, e.filename or a.input, e.strerror or e), file=sys.stderr)
         return 1
@@ -151,6 +158,10 @@ def main(argv):
         return 1
     if not v.locks:
         print("%s: warning: %s has no frlockstat record" % (PROG, a.input), file=sys.stderr)
+    if fd.after_end:
+        print("%s: %d lines after feed_end not read" % (PROG, fd.after_end), file=sys.stderr)
+    if fd.final["incomplete"]:
+        print("%s: %s" % (PROG, fd.final["incomplete"]), file=sys.stderr)
     sk = v.skipped()
     print(out)
     print("%s: %d lines, %d malformed, %d of unknown type, %d of a newer schema"

@@ -4,16 +4,37 @@ serve the same view to the page, on 127.0.0.1 only.
 
 Each line is read once into the one View (view.py). The terminal
 (--terminal) gets each completed interval of the detail lock as it comes
-and the whole run's tables at the end (terminal.py); the page gets the
-view's snapshot by Server-Sent Events, at most twice a second while it
-changes, and draws it (dashboards/js). Both name what was skipped, and a
-feed that stops (no line for 1.5 intervals) is reported on both within
-two intervals, naming the console log (--console-log). The page's URL
-goes to stdout or --url-file; the last stderr line is "dashboards/server:
-N lines, N records, N skipped".
+and the whole run's tables at the end (terminal.py); --report writes the
+run's report (report.py) from the very snapshot those tables were
+printed from, so the two agree line for line.
+
+The page gets what changed, by Server-Sent Events, at most twice a second
+(see page_messages): a stream's first message is the whole document (the
+view's snapshot and the feed's status), each later one the ops that turn
+the previous document into the new one: "append" to a list that only
+grew (the intervals' rows, heatmap columns, chart points), "set" for any
+other value that changed. Each message has a sequence number and the one
+it applies to; a page that sees a gap opens a new stream (a new whole
+document), and one that reconnects resumes from its last event id while
+the server still holds the messages since. The page merges and draws
+(dashboards/js/live.js); it computes no figure.
+
+The run ends when the guest says so: after {"type":"feed_end"} the
+server reads no more into the view (lines after it are counted, not
+read), prints the final tables, tells the open pages, writes --report
+and exits. SIGUSR1 says the feed's writer is gone (make run sends it when
+the guest has exited): read the file to its end, then end the same way;
+without a feed_end the terminal, the page and the report all say "the
+feed ended without feed_end: the run is incomplete". Both name what was
+skipped, and a feed that stops (no line for 1.5 intervals) is reported on
+both within two intervals, naming the console log (--console-log). The
+page's URL goes to stdout or --url-file; the last stderr line is
+"dashboards/server: N lines, N malformed, N of unknown type, N of a newer
+schema".
 """
 
 import argparse
+import collections
 import http.server
 import ipaddress
 import json
@@ -32,6 +53,10 @@ DASH = os.path.join(TOP, "dashboards")
 ALLOWED_BINDS = ("127.0.0.1", "localhost")
 KEEPALIVE_S = 15
 PUSH_S = 0.5
+# Messages kept for pages that reconnect (about two minutes at PUSH_S); a
+# page further behind gets the whole document again.
+KEEP_MESSAGES = 256
+INCOMPLETE_STATUS = 3
 
 STATIC = {
     "/": ("live.html", "text/html; charset=utf-8"),
@@ -60,32 +85,65 @@ def is_loopback(host):
     return ip.is_loopback
 
 
+def diff(old, new, path, ops):
+    """Append to ops what turns old into new: ["append", path, items] for
+    a list that only grew, ["set", path, value] for anything else that
+    changed; dicts with the same keys are compared key by key."""
+    if old == new:
+        return ops
+    if isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
+        for k in new:
+            diff(old[k], new[k], path + [k], ops)
+    elif (isinstance(old, list) and isinstance(new, list) and len(new) > len(old) and
+          new[:len(old)] == old):
+        ops.append(["append", path, new[len(old):]])
+    else:
+        ops.append(["set", path, new])
+    return ops
+
+
 class Feed:
     """The one View of the feed, shared by the reader and the page streams."""
 
-    def __init__(self, source, term=None, console_log=None, interval=1.0, lock=None):
+    def __init__(self, source, term=None, console_log=None, interval=1.0, lock=None,
+                 tell=log):
         self.cond = threading.Condition()
+        self.tell = tell            # one line on stderr; the report's reading passes none
         self.view = view.View(lock)
         self.term = term            # a text file for the terminal view, or None
         self.console_log = console_log
         self.interval = interval    # seconds; frlockstat's records say theirs
         self.source = source
         self.instance = uuid.uuid4().hex[:12]
+        self.reader = None          # the LineReader, told to stop following at feed_end
         self.lines = 0
+        self.after_end = 0          # lines after feed_end: counted, not read
         self.last_line = None       # time.monotonic() of the last line
         self.stall = None           # the stall message, while stalled
         self.told = 0               # skipped lines already told on stderr
-        self.finished = False       # the whole run's tables were printed
+        self.final = None           # the snapshot the whole run's tables came from
         self.ended = False          # the reader stopped
         self.stopped = False        # ended by a signal, not by the input
         self.error = None
-        self.snap = None            # (view.version, stall, ended) -> snapshot JSON
+        self.doc = None             # the page's document: the snapshot and status
+        self.doc_key = None         # what it was built from
+        self.seq = 0                # the document's sequence number
+        self.messages = collections.deque(maxlen=KEEP_MESSAGES)  # (seq, JSON)
+        self.whole = None           # (seq, JSON of the whole document)
         self.delivered = 0          # streams that were sent the end
         self.streams = 0            # page streams open now
 
     def add_line(self, raw):
         with self.cond:
             self.lines += 1
+            if self.view.ended:
+                # The guest said it was done: nothing after feed_end is
+                # part of the run the tables and the report show.
+                self.after_end += 1
+                if self.after_end == 1:
+                    self.say("line %d comes after feed_end: not read (counted)" % self.lines)
+                self.cond.notify_all()
+                return
             now = time.monotonic()
             if self.stall is not None:
                 self.say("data again after %.1f s without" % (now - self.last_line))
@@ -101,6 +159,8 @@ class Feed:
                 self.skipped()
             if self.view.ended:     # {"type":"feed_end"}: the guest is done
                 self.finish()
+                if self.reader:
+                    self.reader.follow = False  # read to the file's end, then stop
             self.cond.notify_all()
 
     def print_lines(self, lines):
@@ -113,7 +173,7 @@ class Feed:
     def skipped(self):
         n = sum(self.view.skipped().values())
         if n <= 5:
-            log("line %d skipped; %s" % (self.lines, self.view.skipped_line()))
+            self.tell("line %d skipped; %s" % (self.lines, self.view.skipped_line()))
         if n <= 5 or n % 100 == 0:
             self.say(self.view.skipped_line())
 
@@ -130,19 +190,23 @@ class Feed:
             self.cond.notify_all()
 
     def finish(self):
-        """The rows left when the feed ends, then the whole run, once."""
-        if self.finished:
+        """The rows left when the feed ends, then the whole run, once:
+        from self.final, which the page's last document and the report
+        show too."""
+        if self.final is not None:
             return
-        self.finished = True
         for row in self.view.end():
             self.print_lines(terminal.interval_text(row))
-        self.print_lines(terminal.final_text(self.view.snapshot()))
+        self.final = self.view.snapshot()
+        self.print_lines(terminal.final_text(self.final))
 
     def end(self, error=None):
         with self.cond:
             self.finish()
             self.ended = True
             self.error = error
+            if self.after_end:
+                self.tell("%d lines after feed_end not read" % self.after_end)
             self.cond.notify_all()
 
     def status(self):
@@ -150,18 +214,53 @@ class Feed:
                 "stopped": self.stopped, "error": self.error, "source": self.source,
                 "console_log": self.console_log, "pages": self.streams}
 
-    def page_json(self):
-        """The snapshot with the feed's status, as the page gets it; under
-        the lock. Built again only when something changed."""
-        key = (self.view.version, self.stall, self.ended, self.error)
-        if self.snap is None or self.snap[0] != key:
-            s = self.view.snapshot()
-            st = self.status()
-            st.pop("pages")
-            s["status"] = st
-            self.snap = (key, json.dumps(s, separators=(",", ":")))
-        return self.snap[1]
+    def _key(self):
+        return (self.view.version, self.lines, self.stall, self.ended, self.error)
 
+    def changed_since(self, seq):
+        """Whether a page that has document seq has something to get; under
+        the lock, and cheap: nothing is built."""
+        return seq != self.seq or self._key() != self.doc_key
+
+    def _refresh(self):
+        """Build the document again if the view or the status changed, and
+        keep the message that turns the last one into it."""
+        key = self._key()
+        if key == self.doc_key:
+            return
+        doc = self.final if self.final is not None else self.view.snapshot()
+        st = self.status()
+        st.pop("pages")
+        doc = dict(doc, status=st)
+        if self.doc is not None:
+            ops = diff(self.doc, doc, [], [])
+            if ops:
+                self.seq += 1
+                self.messages.append((self.seq, json.dumps(
+                    {"seq": self.seq, "base": self.seq - 1, "ops": ops},
+                    separators=(",", ":"))))
+        else:
+            self.seq += 1
+        self.doc, self.doc_key = doc, key
+
+    def whole_json(self):
+        """The whole document as JSON; under the lock."""
+        self._refresh()
+        if self.whole is None or self.whole[0] != self.seq:
+            self.whole = (self.seq, json.dumps({"seq": self.seq, "full": self.doc},
+                                               separators=(",", ":")))
+        return self.whole[1]
+
+    def page_messages(self, seq):
+        """([(seq, message JSON)], seq now) for a page that has document
+        seq (None: it has none): the kept messages after seq, or the whole
+        document when they are not all kept; under the lock."""
+        self._refresh()
+        if seq == self.seq:
+            return [], seq
+        if seq is not None and self.messages and self.messages[0][0] <= seq + 1 <= self.seq:
+            return [(n, m) for n, m in self.messages if n > seq], self.seq
+        return [(self.seq, self.whole_json())], self.seq
 
 class Handler(http.server.BaseHTTPRequestHandler):
     server_version = PROG
@@ -216,7 +315,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._send(200, body, "application/json", head_only)
         if path == "/view.json":
             with fd.cond:
-                body = fd.page_json().encode() + b"\n"
+                body = fd.whole_json().encode() + b"\n"
             return self._send(200, body, "application/json", head_only)
         if path == "/vendor/chart.js":
             fname, ctype = self.server.chartjs, "text/javascript; charset=utf-8"
@@ -248,24 +347,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 fd.streams -= 1
                 fd.cond.notify_all()
 
+    def _resume_from(self, fd):
+        """The document a reconnecting page has: its Last-Event-ID,
+        "instance:seq", if this server sent it; else None."""
+        last = self.headers.get("Last-Event-ID", "")
+        inst, _, seq = last.partition(":")
+        return int(seq) if inst == fd.instance and seq.isdigit() else None
+
     def _stream(self, fd):
         hello = {"instance": fd.instance, "source": fd.source}
         self.wfile.write(("retry: 2000\nevent: hello\ndata: %s\n\n" % json.dumps(hello))
                          .encode())
-        sent = None
+        seq = self._resume_from(fd)
         while True:
             with fd.cond:
                 deadline = time.monotonic() + KEEPALIVE_S
-                while (sent == fd.page_json() and not fd.ended and
+                while (not fd.changed_since(seq) and not fd.ended and
                        time.monotonic() < deadline):
                     fd.cond.wait(1)
-                data, ended = fd.page_json(), fd.ended
-            out = ""
-            if data != sent:
-                out = "event: view\ndata: %s\n\n" % data
-                sent = data
-            else:
-                out = ": keepalive\n\n"
+                msgs, seq = fd.page_messages(seq)
+                ended = fd.ended
+            out = "".join("id: %s:%d\nevent: view\ndata: %s\n\n" % (fd.instance, n, m)
+                          for n, m in msgs) or ": keepalive\n\n"
             if ended:
                 out += "event: end\ndata: {}\n\n"
             self.wfile.write(out.encode("utf-8"))
@@ -305,7 +408,11 @@ def parse_args(argv):
         epilog="examples:\n"
         "  dashboards/server --terminal results/<run>/feed.ndjson\n"
         "  dashboards/server --once --port 8000 dashboards/fixtures/frlock-run.ndjson\n"
-        "\nexit status: 0 after the input ended (--once) or on SIGINT/SIGTERM,\n"
+        "\nThe server ends by itself after the feed's feed_end (with --once, once a\n"
+        "page was sent the end); SIGUSR1: the writer is gone, read INPUT to its\n"
+        "end and end; SIGINT/SIGTERM: stop now.\n"
+        "\nexit status: 0 when the feed ended with feed_end, 3 when it ended without\n"
+        "(the writer died, or a signal stopped the server: the run is incomplete),\n"
         "1 on an error, 2 on bad usage: unknown options, out-of-range numbers,\n"
         "a missing INPUT or one that is no NDJSON feed, any non-loopback --bind.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -327,6 +434,9 @@ def parse_args(argv):
     p.add_argument("--terminal", action="store_true",
                    help="also draw the view on stdout: each interval's "
                    "histograms and row, the whole run's tables at the end")
+    p.add_argument("--report", metavar="FILE",
+                   help="when the feed ends, write the run's report (as dashboards/"
+                   "report does) to FILE, from the view the final tables came from")
     p.add_argument("--url-file", metavar="FILE",
                    help="write the page's URL to FILE instead of stdout")
     p.add_argument("--console-log", metavar="FILE",
@@ -370,6 +480,7 @@ def main(argv):
     srv.feed, srv.chartjs, srv.verbose = fd, a.chartjs, a.verbose
     port = srv.server_address[1]
     reader = feed.LineReader(a.input, not a.once, fd.add_line)
+    fd.reader = reader
 
     def read():
         try:
@@ -379,9 +490,16 @@ def main(argv):
             log("reading %s: %s" % (a.input, e))
             fd.end(str(e))
 
+    gone = threading.Event()
+
+    def writer_gone(signum, frame):
+        reader.follow = False       # read to the file's end, then stop
+        gone.set()
+
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda s, f: stop.set())
     signal.signal(signal.SIGTERM, lambda s, f: stop.set())
+    signal.signal(signal.SIGUSR1, writer_gone)
     threading.Thread(target=srv.serve_forever, name="http", daemon=True).start()
     url = "http://127.0.0.1:%d/" % port
     if a.url_file:
@@ -390,39 +508,61 @@ def main(argv):
     else:
         print(url, flush=True)
     log("serving %s on %s (%s)" % (a.input, url, "until the input ends" if a.once
-                                   else "following it; Ctrl-C to stop"))
+                                   else "following it until feed_end; Ctrl-C to stop"))
     threading.Thread(target=read, name="reader", daemon=True).start()
 
     ended_at = None
+    told = False
     with fd.cond:
         while not stop.is_set():
+            if gone.is_set() and not told:
+                told = True
+                log("the feed's writer is gone (SIGUSR1)%s" % (
+                    "" if fd.ended else ": reading the file to its end"))
             if fd.ended and ended_at is None:
                 ended_at = time.monotonic()
-                log("input ended after %d lines" % fd.lines)
-            if ended_at is not None and a.once:
-                if fd.delivered > 0:
+                log("input ended after %d lines%s" % (
+                    fd.lines, "" if fd.view.feed_end else ", without feed_end"))
+            if ended_at is not None:
+                if not a.once or fd.delivered > 0:
                     break
                 if time.monotonic() - ended_at >= a.linger:
                     log("no page connected within %g s of the end" % a.linger)
                     break
             fd.check_stall()
             fd.cond.wait(0.1)
+    # The input has ended: a late "writer gone" is moot, and must not kill
+    # the process while it exits (Python restores SIG_DFL then; not SIG_IGN).
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     reader.stop()
     if not fd.ended:
-        # Stopped by a signal: the open pages are told that the feed ended.
-        fd.stopped = True
+        fd.stopped = True           # by a signal
         fd.end()
-        deadline = time.monotonic() + 3
-        with fd.cond:
-            while fd.streams and time.monotonic() < deadline:
-                fd.cond.wait(0.1)
+    # The open pages are sent the end before the server goes.
+    deadline = time.monotonic() + 3
+    with fd.cond:
+        while fd.streams and time.monotonic() < deadline:
+            fd.cond.wait(0.1)
     srv.shutdown()
     srv.server_close()
     sk = fd.view.skipped()
     if fd.ended and not fd.stopped and fd.lines and not fd.view.locks and sk["malformed"]:
         log("%s held no frlock record: not an NDJSON feed?" % a.input)
         fd.error = fd.error or "no records"
+    if a.report:
+        from . import report        # not at the top: report.py imports this module
+        src = os.path.basename(a.input)
+        try:
+            report.write(a.report, report.build(fd.final, src, a.chartjs,
+                                                "frlock report: " + src))
+        except (OSError, report.ReportError) as e:
+            log("writing the report %s: %s" % (a.report, e))
+            fd.error = fd.error or "no report"
+    if fd.final["incomplete"]:
+        log(fd.final["incomplete"])
     print("%s: %d lines, %d malformed, %d of unknown type, %d of a newer schema" % (
         PROG, fd.lines, sk["malformed"], sk["unknown"], sk["newer"]),
         file=sys.stderr, flush=True)
-    return 1 if fd.error else 0
+    if fd.error:
+        return 1
+    return INCOMPLETE_STATUS if fd.final["incomplete"] else 0

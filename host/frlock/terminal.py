@@ -43,7 +43,8 @@ def interval_text(row):
 
 def final_text(snap):
     """The whole run: every lock, the detail lock's intervals, its call
-    sites, lost events and what was skipped."""
+    sites, lost events, what was skipped and, for a feed that ended
+    without the guest's feed_end, that the run is incomplete."""
     d = snap["detail"]
     out = ["", "every lock, whole run (%g s):" % snap["locks"]["seconds"]]
     out.extend(table(snap["locks"]["columns"], snap["locks"]["rows"]))
@@ -61,6 +62,8 @@ def final_text(snap):
         out.append(c["note"])
     out.append(snap["lost"])
     out.append(snap["skipped"])
+    if snap["incomplete"]:
+        out.append(snap["incomplete"])
     return out
 
 
@@ -77,8 +80,8 @@ def tables_in(text, snap):
             want = [t["note"]] if t["note"] else []
         if not _contains(lines, want):
             missing.append(name)
-    for name in ("lost", "skipped"):
-        if snap[name] not in lines:
+    for name in ("lost", "skipped", "incomplete"):
+        if snap[name] and snap[name] not in lines:
             missing.append(name)
     return missing
 

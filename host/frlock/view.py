@@ -243,6 +243,7 @@ class View:
         self.unknown = {}           # type -> records
         self.newer = {}             # version -> records
         self.ended = False
+        self.feed_end = False       # the guest's {"type":"feed_end"} was read
         self.last_ts = None         # the newest frlockstat interval's end
         self.version = 0            # bumped by every change
 
@@ -290,6 +291,7 @@ class View:
         if t == "frlockstat_missed":
             self.missed = rec
             return []
+        self.feed_end = True
         return self.end()           # feed_end: the guest says it is done
 
     def end(self):
@@ -513,6 +515,13 @@ class View:
                 ", ".join("v%d: %d" % kv for kv in sorted(self.newer.items())), feed.SCHEMA)
         return line
 
+    def incomplete_line(self):
+        """The note a feed that ended without the guest's feed_end gets
+        (the guest died, or the run was stopped), or None."""
+        if self.ended and not self.feed_end:
+            return "the feed ended without feed_end: the run is incomplete"
+        return None
+
     def skipped(self):
         return {"malformed": sum(self.malformed.values()),
                 "unknown": sum(self.unknown.values()), "newer": sum(self.newer.values())}
@@ -534,6 +543,7 @@ class View:
             "detail": {"lock": name, "why": why, "kind": lk.kind if lk else None},
             "rows": {"columns": list(ROW_COLUMNS), "rows": [r["cells"] for r in lk.rows] if lk else []},
             "lost": self.lost_line(), "skipped": self.skipped_line(),
+            "incomplete": self.incomplete_line(),
             "skipped_counts": self.skipped(),
         }
         callers, more = self.caller_rows(lk) if lk else ([], 0)

@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 import urllib.request
@@ -256,7 +257,7 @@ class SameCells(Shows):
         self.assertEqual("dashboards/server: " + page["summary"]["stall"], line)
 
     def test_follow(self):
-        """dashboards: the page redraws as the feed grows, and says so when the server stops"""
+        """dashboards: the page merges what is new as the feed grows; the server ends by itself after feed_end"""
         feed = os.path.join(LOGS, "growing.ndjson")
         open(feed, "w").close()
         srv = Srv("follow", feed)
@@ -275,14 +276,94 @@ class SameCells(Shows):
                 with open(feed, "ab") as f:
                     f.write(b"".join(lines[i:i + step]))
                 time.sleep(1.5)
+            rc = srv.p.wait(30)         # no signal: feed_end ends it
         finally:
-            rc = srv.stop()
+            srv.stop()
         out, err = proc.communicate(60)
         self.assertEqual((rc, proc.returncode), (0, 0), err)
         page = json.loads(out)
-        self.assertTrue(page["status"].startswith("server stopped"), page["status"])
+        self.assertTrue(page["status"].startswith("input ended"), page["status"])
         self.assertGreaterEqual(len({s[1] for s in page["samples"]}), 3, page["samples"])
-        self.assertEqual(page["summary"]["rows"], snapshot(FIXTURE)["rows"]["rows"])
+        snap = snapshot(FIXTURE)
+        self.same_cells(page, snap, "live page, merged from changes")
+        st = page["summary"]["stream"]
+        self.assertEqual((st["whole"], st["resyncs"]), (1, 0), st)
+        self.assertGreaterEqual(st["changes"], 3, st)
+
+    def test_stopped(self):
+        """dashboards: a server stopped before feed_end tells the page; the terminal, the page and the report say the run is incomplete"""
+        feed = os.path.join(LOGS, "stopped.ndjson")
+        lines = open(FIXTURE, "rb").read().splitlines(keepends=True)
+        with open(feed, "wb") as f:
+            f.write(b"".join(lines[:len(lines) // 2]))
+        html = os.path.join(LOGS, "stopped.html")
+        srv = Srv("stopped", "--terminal", "--report", html, feed)
+        proc = subprocess.Popen(["/usr/bin/python3", BROWSER, "--wait-ended", "--timeout", "90",
+                                 "--png", os.path.join(LOGS, "stopped.png"), srv.url],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            for _ in range(300):
+                with urllib.request.urlopen(srv.url + "stats.json") as r:
+                    if json.load(r)["pages"] > 0:
+                        break
+                time.sleep(0.1)
+            time.sleep(1)
+        finally:
+            rc = srv.stop()
+        out, err = proc.communicate(60)
+        self.assertEqual((rc, proc.returncode), (server.INCOMPLETE_STATUS, 0), err)
+        page = json.loads(out)
+        self.assertTrue(page["status"].startswith("server stopped"), page["status"])
+        note = srv.text().splitlines()[-1]
+        self.assertEqual(note, "the feed ended without feed_end: the run is incomplete")
+        self.assertEqual(page["summary"]["incomplete"], note)
+        drawn = browse("stopped-report", "file://" + html)
+        self.assertEqual(drawn["summary"]["incomplete"], note)
+        self.same_cells(drawn, snapshot(feed), "the report of a stopped server")
+        self.terminal_shows(srv.text(), snapshot(feed))
+
+
+@unittest.skipUnless(HAVE_BROWSER, NEED)
+class Gap(Shows):
+    def test_gap(self):
+        """dashboards: a message that does not follow the page's last makes it ask for the whole view again, and it ends right"""
+        fd = server.Feed("fixture", tell=lambda msg: None)
+        srv = server.Server(("127.0.0.1", 0), server.Handler)
+        srv.feed, srv.chartjs, srv.verbose = fd, CHARTJS, False
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        url = "http://127.0.0.1:%d/" % srv.server_address[1]
+        lines = [ln.rstrip(b"\n") for ln in open(FIXTURE, "rb")]
+        for raw in lines[:len(lines) // 2]:
+            fd.add_line(raw)
+        proc = subprocess.Popen(["/usr/bin/python3", BROWSER, "--wait-ended", "--timeout", "90",
+                                 "--png", os.path.join(LOGS, "gap.png"), url],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while fd.delivered == 0 and not fd.whole and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(1)               # the page has the whole document
+            with fd.cond:
+                # A message for a document the page does not have.
+                fd.seq += 1
+                fd.messages.append((fd.seq, json.dumps(
+                    {"seq": fd.seq, "base": fd.seq + 5, "ops": []})))
+                fd.cond.notify_all()
+            time.sleep(2)
+            for raw in lines[len(lines) // 2:]:
+                fd.add_line(raw)
+            fd.end()
+            out, err = proc.communicate(90)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            srv.shutdown()
+            srv.server_close()
+        self.assertEqual(proc.returncode, 0, err)
+        page = json.loads(out)
+        self.assertEqual(page["summary"]["stream"]["resyncs"], 1, page["summary"]["stream"])
+        self.assertEqual(page["summary"]["stream"]["whole"], 2, page["summary"]["stream"])
+        self.same_cells(page, snapshot(FIXTURE), "live page after a gap")
 
 
 class Usage(unittest.TestCase):

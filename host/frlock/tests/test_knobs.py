@@ -38,29 +38,40 @@ class Knobs(unittest.TestCase):
                 p = subprocess.run(["make", "-C", TOP, "--no-print-directory", "run",
                                     "%s=%s" % (knob, value)], stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                err = p.stderr.splitlines()
+                # make's own closing line ("make: *** ... Error 2") aside
+                err = [ln for ln in p.stderr.splitlines() if not ln.startswith("make: ")]
                 self.assertEqual(p.returncode, 2, p.stderr)
-                self.assertTrue(err and err[0].startswith("make run: " + want), err)
+                self.assertTrue(err and err[0].startswith("usage: host/frlock-run"), err)
+                self.assertTrue(err[-1].startswith("host/frlock-run: error: " + want), err)
+                self.assertEqual(len([ln for ln in err if not ln.startswith(("usage:", " "))]),
+                                 1, err)
                 self.assertNotRegex(p.stdout + p.stderr, "booting|run-guest")
                 self.assertLess(time.monotonic() - t0, 30)
 
     def test_frlock_run_check(self):
-        """knobs: host/frlock-run --check takes the defaults and good values of every knob; an unknown option, a missing value, a bad FRLOCK_KERNEL: one line, exit 2"""
+        """knobs: host/frlock-run --check takes the defaults and good values of every knob; --help on stdout, exit 0; an unknown option, a missing value, a bad FRLOCK_KERNEL: one line and the usage, exit 2"""
         run = os.path.join(TOP, "host", "frlock-run")
         self.assertEqual(subprocess.run([run, "--check"]).returncode, 0)
         self.assertEqual(subprocess.run(
             [run, "--check", "--duration", "5", "--threads", "1", "--via", "vdso", "--writers",
              "0", "--interval", "5", "--prometheus", "1"]).returncode, 0)
+        p = subprocess.run([run, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertTrue(p.stdout.startswith("usage: host/frlock-run"), p.stdout)
         for args, env, want in (
-                (["--bogus", "x"], {}, "make run: unknown option '--bogus' (knobs: "),
-                (["--duration"], {}, "make run: option '--duration' needs a value"),
+                (["--bogus", "x"], {}, "unrecognized arguments: --bogus x"),
+                (["--duration"], {}, "argument --duration: expected one argument"),
                 (["--check"], {"FRLOCK_KERNEL": "/tmp"},
-                 "make run: FRLOCK_KERNEL wants a kernel/build directory, not '/tmp'")):
+                 "FRLOCK_KERNEL wants a kernel/build directory, not '/tmp'")):
             p = subprocess.run([run] + args, env=dict(os.environ, **env), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
             self.assertEqual((p.returncode, p.stdout), (2, ""), args)
-            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
-            self.assertTrue(p.stderr.startswith(want), p.stderr)
+            err = p.stderr.splitlines()
+            self.assertTrue(err[0].startswith("usage: host/frlock-run"), p.stderr)
+            self.assertEqual(err[-1], "host/frlock-run: error: " + want, p.stderr)
+            self.assertEqual(len([ln for ln in err if not ln.startswith(("usage:", " "))]), 1,
+                             p.stderr)
 
     @unittest.skipUnless(shutil.which("busybox"), "busybox-static not installed: make deps")
     def test_one_wording(self):
