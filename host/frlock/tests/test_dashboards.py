@@ -190,7 +190,7 @@ class SameCells(Shows):
             ts = 500.0 + i
             recs += [S.caller("tk_core.lock", "write", "timekeeping_advance+0x4f3", 300 + i,
                               "update_wall_time+0xc", 1000),
-                     S.stat("tk_core.lock", "frlock", ts, 300 + i, retries=2, retried=2),
+                     S.stat("tk_core.lock", "frlock", ts, 300 + i, retries=2),
                      S.stat("d_seq", "seqcount", ts, 9000 + i, retries=800 if i > 4 else 0,
                             waits=3),
                      S.load(ts + 0.05, 40000.0)]
