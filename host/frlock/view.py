@@ -573,7 +573,9 @@ class View:
             "in_write": hold_sum / (secs * 1e9) if secs else None,
             "lost_ns": sum(iv["lost"]["ns"] for iv in ivs),
             "lost_bound": any(iv["lost"]["bound"] for iv in ivs),
-            "lost_hist": slots_hist(lost), "lost_hist_bound": lost_bound,
+            # the losses by log2 slot (slot_label names them); a bound
+            # where retries are in them
+            "lost_slots": lost, "lost_slots_bound": lost_bound,
             # gtod-load's own: its calls over its whole run, and each
             # thread's time per call (it reads back to back)
             "load_reads": load_reads, "load_seconds": ls.get("duration_s"),
