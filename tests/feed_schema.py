@@ -4,7 +4,8 @@
 usage: feed_schema.py README FEED.ndjson
 
 FEED is a feed frlockstat recorded (tests/fixtures/frlockstat-v2.ndjson:
-series v3, gtod-load beside a rename storm, -j -c). Every line must be a
+frlockstat v4's -j -c on series v4, schema v2, gtod-load beside a rename
+storm). Every line must be a
 JSON object of schema version 2; every record type, every field, and every
 key of "total", must be named in README's table of records (bpf/README.md,
 "JSON"); a histogram must be a list of {"min","max","count"} with its
