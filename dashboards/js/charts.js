@@ -314,6 +314,7 @@
 				headers: ['locks', 'rows', 'callers'].map(id =>
 					Array.from(el(id).tHead.rows[0].cells, th => th.textContent)),
 				lost: el('lost').textContent, skipped: el('skipped').textContent,
+				skippedWarn: el('skipped').classList.contains('warn'),
 				numbers: Array.from(el('numbers').children, d => [d.children[0].textContent,
 					d.children[1].textContent]),
 				hists: Object.fromEntries(HISTS.map(k => [k, hist(k)])),
