@@ -18,7 +18,7 @@ import re
 import statistics
 import sys
 
-from . import feed
+from . import feed, view
 
 PROG = "bench/report"
 
@@ -235,18 +235,16 @@ def count(skipped, why):
     skipped[why] = skipped.get(why, 0) + 1
 
 
-def feed_records(path, skipped):
-    """The records of frlockstat's NDJSON, read by the feed's one parser;
-    each line it skipped counted in skipped, by file and reason."""
-    out = []
+def read_view(path, skipped):
+    """The View of frlockstat's NDJSON (the feed's one parser); what it
+    skipped, its skipped line, in skipped under the file's name."""
+    v = view.View()
     with open(path, "rb") as f:
         for raw in f:
-            what, rec, why = feed.classify(raw.rstrip(b"\r\n"))
-            if what == "record":
-                out.append(rec)
-            elif what != "blank":
-                count(skipped, f"{os.path.basename(path)}: {why}")
-    return out
+            v.add_line(raw.rstrip(b"\r\n"))
+    if any(v.skipped().values()):
+        skipped[f"{os.path.basename(path)}: {v.skipped_line()}"] = sum(v.skipped().values())
+    return v
 
 
 def load_window(path, skipped):
@@ -289,7 +287,7 @@ def makerun_events(raw_path):
         pair = int(re.search(r"makerun-(\d+)\.frlockstat", fs).group(1))
         try:
             win = load_window(fs.replace(".frlockstat.", ".load."), skipped)
-            recs = feed_records(fs, skipped)
+            v = read_view(fs, skipped)
         except OSError as e:
             count(skipped, f"{os.path.basename(e.filename or fs)}: {e.strerror} "
                   "(the pair is left out)")
@@ -297,27 +295,14 @@ def makerun_events(raw_path):
         if win is None:
             continue
         # Whole seconds (busybox date): the second it began in is left out.
-        start, end = win["start"] + 1, win["end"]
-        ivs = {}
-        for r in recs:
-            if r["type"] != "frlockstat":
-                continue
-            # Whole intervals inside the load.
-            if r["ts"] - r["dt"] < start or r["ts"] > end:
-                continue
-            iv = ivs.setdefault(r["ts"], [r["dt"], 0, 0])
-            readers = r["retries"] + r.get("waits", 0)
-            iv[1] += 2 * r["writes"] + readers
-            iv[2] += readers
-        secs = sum(v[0] for v in ivs.values())
-        if secs > 0:
-            out[pair] = {"events_per_s": sum(v[1] for v in ivs.values()) / secs,
-                         # -c walks the stack at these: retries and waits
-                         "reader_events_per_s": sum(v[2] for v in ivs.values()) / secs,
-                         "seconds": secs,
-                         # Its own process: the maps read and printed every second.
-                         "poller_cpu": (win.get("poller_ticks", 0) / win.get("hz", 100)
-                                        / max(win["end"] - win["start"], 1))}
+        ev = v.program_runs(win["start"] + 1, win["end"])
+        if ev is None:
+            count(skipped, f"makerun-{pair}: no frlockstat interval inside the load's "
+                  "measurement (the pair is left out)")
+            continue
+        # Its own process: the maps read and printed every second.
+        ev["poller_cpu"] = win["poller_ticks"] / win["hz"] / max(win["end"] - win["start"], 1)
+        out[pair] = ev
     return out, skipped
 
 

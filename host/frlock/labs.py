@@ -117,6 +117,14 @@ def gtod_run(path):
     return run
 
 
+def bench_lines(path):
+    """frlock_bench's lines, by bench/report's parser."""
+    try:
+        return benchreport.parse(path)
+    except benchreport.BenchError as e:
+        raise LabError(str(e))
+
+
 def syscalls(d, name):
     p = os.path.join(d, name + ".syscalls")
     try:
@@ -379,7 +387,7 @@ def lab_lockout(d):
     path = os.path.join(d, "lockout.txt")
     if not os.path.isfile(path):
         raise LabError("%s is missing: the guest did not write it" % path)
-    res = benchreport.lockout(benchreport.parse(path))
+    res = benchreport.lockout(bench_lines(path))
     locks = ("rwlock", "seqlock", "frlock")
     readers = sorted({r for lk in res.values() for r in lk})
     if any(set(res.get(lk, {})) != set(readers) for lk in locks) or 0 not in readers or len(readers) < 2:
@@ -474,7 +482,7 @@ def lab_write_window(d):
         raise LabError("%s: no timekeeping_advance() durations (%s)" % (adv_path, e))
     if not adv:
         raise LabError("%s is empty" % adv_path)
-    rows = benchreport.parse(os.path.join(d, "window.txt"))
+    rows = bench_lines(os.path.join(d, "window.txt"))
     reps = sorted({r.get("rep") for r in rows})
     if not rows or None in reps:
         raise LabError("%s: want window lines, each with its rep=N" % d)
@@ -803,7 +811,7 @@ def main(argv, out=None):
             return 2
         try:
             print(analyse(argv[1], argv[2]))
-        except (LabError, dash_report.ReportError, benchreport.BenchError) as e:
+        except (LabError, dash_report.ReportError) as e:
             print("%s: %s" % (PROG, e), file=sys.stderr)
             return 1
         except OSError as e:

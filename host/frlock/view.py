@@ -591,6 +591,28 @@ class View:
         }
         return out
 
+    def program_runs(self, t0, t1):
+        """The events frlockstat ran a BPF program for, per second, over its
+        intervals wholly inside [t0, t1], every lock's: a write section is
+        two (begin, end), a retry and a wait one each; and the readers'
+        alone (retries and waits: where -c walks the stack). None if no
+        interval lies inside."""
+        by_ts = {}
+        for lk in self.locks.values():
+            for iv in lk.intervals:
+                if iv["ts"] - iv["dt"] < t0 or iv["ts"] > t1:
+                    continue
+                e = by_ts.setdefault(iv["ts"], [iv["dt"], 0, 0])
+                readers = iv["retries"] + iv.get("waits", 0)
+                e[1] += 2 * iv["writes"] + readers
+                e[2] += readers
+        secs = sum(e[0] for e in by_ts.values())
+        if secs <= 0:
+            return None
+        return {"events_per_s": sum(e[1] for e in by_ts.values()) / secs,
+                "reader_events_per_s": sum(e[2] for e in by_ts.values()) / secs,
+                "seconds": secs}
+
     def _t0(self):
         starts = [iv["ts"] - iv["dt"] for lk in self.locks.values() for iv in lk.intervals[:1]]
         starts += [end - dt for end, dt, _, _ in self.loads[:1]]

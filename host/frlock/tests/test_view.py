@@ -177,6 +177,19 @@ class Figures(unittest.TestCase):
         self.assertEqual(table["s"][6:10], ["0.0", "4.0", "5.0us", "<2K"])
         self.assertEqual(rows[0]["cells"][4:6], ["0", "4"])
 
+    def test_program_runs(self):
+        """view: the events frlockstat ran a program for, every lock's, over the intervals wholly inside a window"""
+        recs = []
+        for i in range(1, 5):
+            recs += [S.stat("tk_core", "frlock", 100.0 + i, 1000, retries=10, waits=5),
+                     S.stat("rename_lock", "seqcount", 100.0 + i, 300, retries=1, waits=99)]
+        v, _ = run(recs)
+        # (100, 104]: intervals 2 and 3 lie wholly in [101, 103.5]
+        ev = v.program_runs(101.0, 103.5)
+        self.assertEqual(ev, {"seconds": 2.0, "events_per_s": 2 * 1300 + 115.0,
+                              "reader_events_per_s": 115.0})
+        self.assertIsNone(v.program_runs(101.0, 101.5))
+
     def test_lost_events(self):
         """view: lost events are named, with their running totals"""
         v, _ = run([{"type": "frlockstat_missed", "v": 2, "missed": 5,
