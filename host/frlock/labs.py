@@ -41,7 +41,7 @@ LABS = {
         "gettimeofday, in user space). Which of them makes the kernel's "
         "tk_core.lock readers retry, and in which kernel function?",
         predict="Predict: how many gettimeofday system calls will the kernel count "
-        "in each run, and how many retried reads at ktime_get_real_ts64?"),
+        "in each run, and how many retries at ktime_get_real_ts64?"),
     "writer-rate": dict(
         n=2, title="Retries against writer rate",
         question="gettimeofday(2) readers on both vCPUs, and an adjtimex writer at 0, "

@@ -210,7 +210,7 @@ class Lock:
         self.intervals = []         # frlockstat records, in order
         self.rows = []              # the completed intervals' rows
         self.done = 0               # intervals turned into rows
-        self.sums = {"writes": 0, "retries": 0, "waits": 0, "hold_ns_sum": 0}
+        self.sums = {"writes": 0, "retries": 0, "waits": 0}
         self.has_waits = False      # some record of it counted waits
         self.lost_ns = 0            # frlockstat's "lost": reader time lost
         self.lost_bound = False     # ... of which some is a lower bound
@@ -526,7 +526,7 @@ class View:
         return snap
 
     def run_summary(self):
-        """The run as the labs and bench read it, or None before the detail
+        """The run as the labs print it, or None before the detail
         lock is known: that lock over the intervals gtod-load ran in (its
         rows with reads), each figure over those same windows, gtod-load's
         own totals (load_summary) beside them. Numbers, and "cells": the
@@ -545,7 +545,7 @@ class View:
         for iv in ivs:
             for k in feed.HISTS:
                 merge(hists[k], iv.get(k, []))
-        lost, lost_bound = lost_slots(hists)
+        lost, _ = lost_slots(hists)
         gtod = sum(r["gtod_retries"] for _, r in loaded)
         # The other readers' retries: the kernel's own, adjtimex's read.
         other = sum(c["count"] for iv in ivs for c in iv["callers"]
@@ -573,9 +573,8 @@ class View:
             "in_write": hold_sum / (secs * 1e9) if secs else None,
             "lost_ns": sum(iv["lost"]["ns"] for iv in ivs),
             "lost_bound": any(iv["lost"]["bound"] for iv in ivs),
-            # the losses by log2 slot (slot_label names them); a bound
-            # where retries are in them
-            "lost_slots": lost, "lost_slots_bound": lost_bound,
+            # the losses by log2 slot (slot_label names them)
+            "lost_slots": lost,
             # gtod-load's own: its calls over its whole run, and each
             # thread's time per call (it reads back to back)
             "load_reads": load_reads, "load_seconds": ls.get("duration_s"),
