@@ -112,7 +112,8 @@ def gtod_run(path):
         raise LabError("%s: no frlockstat interval of %s overlaps gtod-load's lines"
                        % (path, run["lock"] if run else "the lock gettimeofday reads"))
     run["feed"] = os.path.basename(path)
-    run["skipped"] = v.skipped()
+    # the view's skipped line, which analyse() prints, when it skipped any
+    run["skipped"] = v.skipped_line() if any(v.skipped().values()) else None
     run["rows"] = v.snapshot()["rows"]["rows"]
     return run
 
@@ -784,6 +785,10 @@ def analyse(name, d):
     for t in res["text"]:
         print(textwrap.fill(t, 78))
         print()
+    runs = res.get("runs") or []
+    for r in runs.values() if isinstance(runs, dict) else runs:
+        if r.get("skipped"):
+            print("lab %s: %s: %s" % (name, r["feed"], r["skipped"]))
     print("lab %s: %s" % (name, "the run shows what the lab teaches" if res["shows"]
                           else "the run does NOT show what the lab teaches (see above)"))
     with open(os.path.join(d, "result.json"), "w") as f:

@@ -136,6 +136,16 @@ class LabsPrintTheView(unittest.TestCase):
                                         r["cells"]["retried_share"]])
             self.assertTrue(got[7].startswith("≤"))
 
+    def test_skipped_lines_are_printed(self):
+        """labs: a line of a feed that the view skipped is named in what the lab prints"""
+        self.rate_runs()
+        with open(os.path.join(self.dir, "run-syscall-5000.ndjson"), "ab") as f:
+            f.write(b"not json\n")
+        out = self.analyse("writer-rate")
+        self.assertIn("lab writer-rate: run-syscall-5000.ndjson: skipped: 1 malformed lines, "
+                      "0 records of unknown type, 0 of a newer schema", out)
+        self.assertNotIn("run-syscall-500.ndjson: skipped", out)
+
     def test_reader_starvation(self):
         """labs: reader-starvation prints, per run, the view's retries, waits, reads held back and the percentiles of one loss, bounds marked"""
         runs = self.rate_runs()
