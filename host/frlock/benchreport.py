@@ -35,11 +35,14 @@ TCG_NOTE = (
 
 
 def parse(path):
-    rows = []
+    """The "bench KIND key=value..." lines of path as rows, and how many of
+    its other lines (not blank) were skipped."""
+    rows, other = [], 0
     with open(path) as f:
         for n, line in enumerate(f, 1):
             words = line.split()
             if len(words) < 2 or words[0] != "bench":
+                other += bool(words)
                 continue
             row = {"kind": words[1]}
             for w in words[2:]:
@@ -51,7 +54,7 @@ def parse(path):
                 except ValueError:
                     row[k] = v
             rows.append(row)
-    return rows
+    return rows, other
 
 
 def spread(values):
@@ -537,7 +540,7 @@ def main(argv):
     ap.add_argument("--json")
     a = ap.parse_args(argv)
     try:
-        rows = parse(a.raw)
+        rows, other = parse(a.raw)
     except OSError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
@@ -545,19 +548,25 @@ def main(argv):
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
     if not rows:
-        print(f"{PROG}: no bench lines in {a.raw}", file=sys.stderr)
+        print(f"{PROG}: no bench lines in {a.raw} ({other} other lines)", file=sys.stderr)
         return 1
+    if other:
+        print(f"{PROG}: {a.raw}: {other} lines that are not bench lines skipped",
+              file=sys.stderr)
     res = {"read": read_cost(rows), "refscale": refscale(rows), "lockout": lockout(rows),
            "window": window(rows), "write": write_cost(rows),
            "gtod": throughput(rows, "gtod", "calls_per_s"),
            "paths": throughput(rows, "paths", "lookups_per_s"),
            "text": text(rows), "layout": layout(rows), "tracing": tracing(rows)}
     res["makerun"] = makerun_cost(res, a.raw)
+    res["raw_skipped"] = other
     res["goals"] = goals(res)
     res["note"] = TCG_NOTE
 
     p = print
     p("frlock bench (median of side-by-side ratios, (min..max, n=runs))")
+    if other:
+        p(f"({other} lines of {os.path.basename(a.raw)} are not bench lines: skipped)")
     p()
     p("1. Read section (copy a struct timekeeper, read the TSC), no writer, ns per read;")
     p("   seqcount = seqcount_raw_spinlock_t, 6.1 timekeeping's lock")

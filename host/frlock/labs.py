@@ -119,11 +119,15 @@ def gtod_run(path):
 
 
 def bench_lines(path):
-    """frlock_bench's lines, by bench/report's parser."""
+    """frlock_bench's lines, by bench/report's parser; a file with other
+    lines is refused (labs/guest.sh writes the bench lines alone)."""
     try:
-        return benchreport.parse(path)
+        rows, other = benchreport.parse(path)
     except benchreport.BenchError as e:
         raise LabError(str(e))
+    if other:
+        raise LabError("%s: %d lines that are not frlock_bench's" % (path, other))
+    return rows
 
 
 def syscalls(d, name):

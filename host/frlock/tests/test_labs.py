@@ -168,7 +168,9 @@ class LabsPrintTheView(unittest.TestCase):
         with open(raw, "rb") as f:
             lines = [x for x in f.read().splitlines(True) if x.startswith(b"bench lockout ")]
         self.write("lockout.txt", b"".join(lines))
-        res = benchreport.lockout(benchreport.parse(os.path.join(self.dir, "lockout.txt")))
+        rows, other = benchreport.parse(os.path.join(self.dir, "lockout.txt"))
+        self.assertEqual(other, 0)
+        res = benchreport.lockout(rows)
         out = self.analyse("lockout")
         printed = [re.split(r" {2,}", x.strip()) for x in out.splitlines()]
         for lk in ("rwlock", "seqlock", "frlock"):
