@@ -234,6 +234,10 @@ def tracing(rows):
     return out
 
 
+def lines(n):
+    return f"{n} line" + ("" if n == 1 else "s")
+
+
 def count(skipped, why):
     skipped[why] = skipped.get(why, 0) + 1
 
@@ -548,11 +552,11 @@ def main(argv):
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
     if not rows:
-        print(f"{PROG}: no bench lines in {a.raw} ({other} other lines)", file=sys.stderr)
+        print(f"{PROG}: no bench lines in {a.raw} ({lines(other)} of other text)",
+              file=sys.stderr)
         return 1
     if other:
-        print(f"{PROG}: {a.raw}: {other} lines that are not bench lines skipped",
-              file=sys.stderr)
+        print(f"{PROG}: {a.raw}: {lines(other)} not bench lines: skipped", file=sys.stderr)
     res = {"read": read_cost(rows), "refscale": refscale(rows), "lockout": lockout(rows),
            "window": window(rows), "write": write_cost(rows),
            "gtod": throughput(rows, "gtod", "calls_per_s"),
@@ -566,7 +570,7 @@ def main(argv):
     p = print
     p("frlock bench (median of side-by-side ratios, (min..max, n=runs))")
     if other:
-        p(f"({other} lines of {os.path.basename(a.raw)} are not bench lines: skipped)")
+        p(f"({lines(other)} of {os.path.basename(a.raw)} not bench lines: skipped)")
     p()
     p("1. Read section (copy a struct timekeeper, read the TSC), no writer, ns per read;")
     p("   seqcount = seqcount_raw_spinlock_t, 6.1 timekeeping's lock")
@@ -657,7 +661,7 @@ def main(argv):
           f"     over {VCPUS} CPUs: {mc['median'] * 100:.2f}% ({mc['min'] * 100:.2f}.."
           f"{mc['max'] * 100:.2f}) of the CPU time")
     for why, n in sorted(res["makerun"]["skipped"].items()):
-        p(f"   make run's frlockstat records: {n} line{'s' if n != 1 else ''} skipped: {why}")
+        p(f"   make run's frlockstat records: {lines(n)} skipped: {why}")
     p()
     p("Goals")
     for gl in res["goals"]:
