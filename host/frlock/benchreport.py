@@ -556,7 +556,8 @@ def main(argv):
               file=sys.stderr)
         return 1
     if other:
-        print(f"{PROG}: {a.raw}: {lines(other)} not bench lines: skipped", file=sys.stderr)
+        print(f"{PROG}: {a.raw}: skipped {lines(other)} without a bench record",
+              file=sys.stderr)
     res = {"read": read_cost(rows), "refscale": refscale(rows), "lockout": lockout(rows),
            "window": window(rows), "write": write_cost(rows),
            "gtod": throughput(rows, "gtod", "calls_per_s"),
@@ -570,7 +571,7 @@ def main(argv):
     p = print
     p("frlock bench (median of side-by-side ratios, (min..max, n=runs))")
     if other:
-        p(f"({lines(other)} of {os.path.basename(a.raw)} not bench lines: skipped)")
+        p(f"(skipped: {lines(other)} of {os.path.basename(a.raw)} without a bench record)")
     p()
     p("1. Read section (copy a struct timekeeper, read the TSC), no writer, ns per read;")
     p("   seqcount = seqcount_raw_spinlock_t, 6.1 timekeeping's lock")
