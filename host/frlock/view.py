@@ -212,7 +212,7 @@ class Lock:
         self.done = 0               # intervals turned into rows
         self.sums = {"writes": 0, "retries": 0, "waits": 0}
         self.has_waits = False      # some record of it counted waits
-        self.lost_ns = 0            # frlockstat's "lost": reader time lost
+        self.lost_total_ns = 0      # frlockstat's "lost": reader time lost
         self.lost_bound = False     # ... of which some is a lower bound
         self.hists = {k: {} for k in feed.HISTS}
         self.callers = {}           # (kind, caller, from) -> [count, total_ns]
@@ -311,7 +311,7 @@ class View:
         for k in lk.sums:
             lk.sums[k] += rec.get(k, 0)
         lk.has_waits = lk.has_waits or "waits" in rec
-        lk.lost_ns += rec["lost"]["ns"]
+        lk.lost_total_ns += rec["lost"]["ns"]
         lk.lost_bound = lk.lost_bound or rec["lost"]["bound"]
         for k in feed.HISTS:
             merge(lk.hists[k], rec.get(k, []))
@@ -439,7 +439,7 @@ class View:
                 pct_cells(lk.hists["hold_ns"]) + [
                 rate(per(lk.sums["retries"]), 1),
                 rate(per(lk.sums["waits"]), 1) if lk.has_waits else "-",
-                duration_rate(lk.lost_ns / secs, lk.lost_bound) if secs > 0 else "-",
+                duration_rate(lk.lost_total_ns / secs, lk.lost_bound) if secs > 0 else "-",
                 lost_cells(lk.hists)[1], writer, reader]})
         return out
 
@@ -571,7 +571,7 @@ class View:
             "hold_mean_ns": hold_sum / writes if writes else None,
             # the share of the time inside a write section
             "in_write": hold_sum / (secs * 1e9) if secs else None,
-            "lost_ns": sum(iv["lost"]["ns"] for iv in ivs),
+            "lost_total_ns": sum(iv["lost"]["ns"] for iv in ivs),
             "lost_bound": any(iv["lost"]["bound"] for iv in ivs),
             # the losses by log2 slot (slot_label names them)
             "lost_slots": lost,
@@ -586,7 +586,7 @@ class View:
         out["cells"] = {
             "retried_share": "-" if retried_share is None else "≤" + share(retried_share),
             "hold": pct_cells(hists["hold_ns"]), "lost": lost_cells(hists),
-            "lost_s": duration_rate(out["lost_ns"] / secs, out["lost_bound"]) if secs else "-",
+            "lost_s": duration_rate(out["lost_total_ns"] / secs, out["lost_bound"]) if secs else "-",
         }
         return out
 
