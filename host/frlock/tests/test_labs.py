@@ -2,9 +2,11 @@
 """The labs print what the view computes: each lab that reads feeds is
 run (its analysis, as labs/lab runs it) on feeds whose view is computed
 here, and every figure of its printed table is compared with the view's
-(View.run_summary) for the same feed; the lockout lab's with bench/report's
-for the same lines. The feeds: the one make fixtures recorded (frlockstat
-v4 on the frlock kernel) and a synthetic one of another shape."""
+(View.run_summary) for the same feed; the lockout and write-window labs'
+with bench/report's for the same frlock_bench lines. The feeds: the one
+make fixtures recorded (frlockstat v4 on the frlock kernel) and a
+synthetic one of another shape. (path-walk reads per-instance counts,
+no feed and no bench line.)"""
 
 import contextlib
 import io
@@ -178,6 +180,44 @@ class LabsPrintTheView(unittest.TestCase):
                 self.assertIn([lk, str(readers), labs.us(x["wait_p50"]), labs.us(x["wait_p99"]),
                                labs.us(x["wait_max"]), labs.us(x["hold_p50"]),
                                n_(x["samples"]), n_(x["reads"])], printed, (lk, readers))
+
+    def test_write_window(self):
+        """labs: write-window prints bench/report's figures for the same frlock_bench lines: the least of the runs' median losses, the median of the rest"""
+        self.write("advance.txt", b"138000\n139000\n141000\n")
+        lines = []
+        for rep in (1, 2, 3):
+            for lock in ("frlock", "seqcount"):
+                for hold in (0, 139):
+                    for writer in ("off", "on"):
+                        on = writer == "on"
+                        lines.append(
+                            "bench window lock=%s clock=clocksource hold_us=%d period_us=4000 "
+                            "readers=1 writer=%s reads=%d retries=%d retried=%d lost_ns=%d "
+                            "lost_reads=%d lost_p50=%d lost_dropped=0 writes=%d hold_p50=%d "
+                            "ns_per_read=%.2f rep=%d" % (
+                                lock, hold, writer, 200000 + 1000 * rep, 30 * on * rep,
+                                29 * on * rep, 5000000 * (1 + on * (hold + rep)),
+                                40 * on, (5000 + 1000 * hold + 700 * rep) * on,
+                                180 * on, (2000 + 1000 * hold) * on, 3000.0 + rep, rep))
+        self.write("window.txt", ("\n".join(lines) + "\n").encode())
+        out = self.analyse("write-window")
+        rows, other = benchreport.parse(os.path.join(self.dir, "window.txt"))
+        self.assertEqual(other, 0)
+        runs = [benchreport.window([r for r in rows if r["rep"] == rep])["clocksource"]
+                for rep in (1, 2, 3)]
+        got = {}
+        for line in out.splitlines():
+            cells = re.split(r" {2,}", line.strip())
+            if len(cells) == 9 and cells[0] in ("frlock", "seqcount"):
+                got[(cells[0], cells[1])] = cells[2:]
+        self.assertEqual(len(got), 4, out)
+        for lock in ("frlock", "seqcount"):
+            for hold, name in ((0, "copy only"), (139, "139 us longer")):
+                per = [w[hold][lock] for w in runs]
+                row = got[(lock, name)]
+                self.assertEqual(row[1], n_(sum(x["writes"] for x in per)))
+                self.assertEqual(row[4], labs.us(min(x["lost_p50_ns"] for x in per)))
+                self.assertEqual(row[2], labs.pct(sorted(x["retry_share"] for x in per)[1]))
 
 
 if __name__ == "__main__":
