@@ -186,7 +186,7 @@
 				line('reads/s (gtod-load syscalls, left axis)', COLORS.reads, 'y'),
 				line('writes/s (lock write sections, right axis)', COLORS.writes, 'y1'),
 				line('adjtimex writes/s (gtod-load writer, right axis)', COLORS.adjtimex, 'y1', [6, 4]),
-				line('retried reads/s (right axis)', COLORS.retried, 'y1'),
+				line('retries/s (right axis)', COLORS.retried, 'y1'),
 			] },
 			options: {
 				responsive: true, maintainAspectRatio: false, animation: false,
@@ -262,8 +262,8 @@
 			el('locks-secs').textContent = v.locks.seconds + ' s';
 			el('lost').textContent = v.lost;
 			el('skipped').textContent = v.skipped;
-			el('skipped').className = /: 0 malformed lines, 0 records of unknown type, 0 of/
-				.test(v.skipped) ? 'guide' : 'guide warn';
+			el('skipped').className = Object.values(v.skipped_counts).some(n => n > 0)
+				? 'guide warn' : 'guide';
 			el('incomplete').hidden = !v.incomplete;
 			el('incomplete').textContent = v.incomplete || '';
 			el('detail-lock').textContent = v.detail.lock || '–';
@@ -287,7 +287,6 @@
 			r.data.datasets[1].data = pts(s.writes);
 			r.data.datasets[2].data = pts(s.adjtimex);
 			r.data.datasets[3].data = pts(s.retried);
-			r.data.datasets[3].label = s.retried_label + ' (right axis)';
 			r.options.scales.x.max = s.xmax;
 			r.update('none');
 			el('rates-note').hidden = s.reads.length > 0;
@@ -324,6 +323,7 @@
 				headers: ['locks', 'rows', 'callers'].map(id =>
 					Array.from(el(id).tHead.rows[0].cells, th => th.textContent)),
 				lost: el('lost').textContent, skipped: el('skipped').textContent,
+				skippedWarn: el('skipped').classList.contains('warn'),
 				numbers: Array.from(el('numbers').children, d => [d.children[0].textContent,
 					d.children[1].textContent]),
 				hists: Object.fromEntries(HISTS.map(k => [k, hist(k)])),

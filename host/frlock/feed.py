@@ -4,8 +4,9 @@
 One JSON object per line, written in the guest by frlockstat -j
 ("frlockstat", "frlockstat_caller", "frlockstat_drops",
 "frlockstat_missed") and gtod-load -j ("load", "load_summary"), ended by
-frlock-watch's {"type":"feed_end"}. Every record carries the schema
-version "v" (an integer); this reader knows SCHEMA. A line is:
+frlock-watch's {"type":"feed_end"}. Every record but feed_end carries
+the schema version "v" (an integer); this reader knows SCHEMA alone
+(frlockstat v4's records). A line is:
 
   a record     a JSON object of a known type, of a version this reader
                knows, whose fields have the right kinds (extra fields are
@@ -14,8 +15,8 @@ version "v" (an integer); this reader knows SCHEMA. A line is:
                and named by the views ("schema v3, this reader knows v2");
   unknown      a record of a type no producer of this schema writes;
   malformed    not UTF-8, not JSON, not an object, longer than MAX_LINE,
-               a "v" that is not an integer, or a known type with fields
-               of the wrong kind;
+               a "v" that is not an integer, an older schema's record, or
+               a known type with fields of the wrong kind;
   blank        skipped silently.
 
 Nothing here is fatal: the views count what they skipped.
@@ -29,19 +30,14 @@ import time
 MAX_LINE = 1 << 20
 SCHEMA = 2
 
-# Transition, and the one place it is handled: the v3-era frlockstat
-# prints its records without "v"; they are read as version 1, whose
-# fields are the same. Drop V1_TYPES once frlockstat writes "v": 2
-# (the frlockstat v2 issue) and the fixtures are re-recorded. feed_end,
-# frlock-watch's last line, stays without "v" until tests/guest/bpf.sh,
-# which matches it whole, is changed with it.
-V1_TYPES = ("frlockstat", "frlockstat_caller", "frlockstat_drops", "frlockstat_missed",
-            "feed_end")
-KNOWN_VERSIONS = (1, SCHEMA)
+# frlock-watch's last line, {"type":"feed_end"}, carries no "v" (it is
+# the guest script's, not a producer's of this schema): it is read as a
+# record of every version.
+UNVERSIONED = ("feed_end",)
 
 TYPES = ("frlockstat", "frlockstat_caller", "frlockstat_drops", "frlockstat_missed",
          "load", "load_summary", "feed_end")
-HISTS = ("hold_ns", "retries_per_read", "lost_ns", "wait_ns", "retry_lb_ns")
+HISTS = ("hold_ns", "wait_ns", "retry_lb_ns")
 
 
 def _num(v):
@@ -66,8 +62,6 @@ def _counts(d):
     return isinstance(d, dict) and all(_str(k) and _count(n) for k, n in d.items())
 
 
-# Per type: the fields every record of it has, and their kinds; then the
-# optional ones, checked when present.
 def _lost(d):
     return isinstance(d, dict) and _count(d.get("ns")) and isinstance(d.get("bound"), bool)
 
@@ -77,20 +71,25 @@ def _addr(a):
 
 
 # Per type: the fields every record of it has, and their kinds; then the
-# optional ones, checked when present. A field a lock's events cannot
-# tell is left out (frlockstat v2): a seqcount's retried reads, a kernel
-# without read ends' retries_per_read and lost_ns, waits before series v4.
+# optional ones, checked when present. frlockstat leaves out a field a
+# lock kind's events cannot tell (its per-kind capabilities: waits, and
+# the retries joined to their write).
 FIELDS = {
     "frlockstat": ({"ts": _num, "interval_s": _num, "dt": _num, "lock": _str,
                     "kind": lambda k: k in ("frlock", "seqcount"),
-                    "writes": _count, "retries": _count, "hold_ns": _hist},
-                   {"retried_reads": _count, "waits": _count, "retries_per_read": _hist,
-                    "lost_ns": _hist, "wait_ns": _hist, "retry_lb_ns": _hist, "lost": _lost,
+                    "writes": _count, "retries": _count, "hold_ns": _hist,
+                    "hold_ns_sum": _count, "lost": _lost},
+                   {"waits": _count, "wait_ns": _hist, "retry_lb_ns": _hist,
                     "time": _str, "top_writer": _str, "top_reader": _str, "addr": _addr}),
-    "frlockstat_caller": ({"lock": _str, "kind": _str, "caller": _str, "count": _count},
-                          {"total_ns": _count, "from": _str, "lock_kind": _str}),
-    "frlockstat_drops": ({"drops": _count}, {"full": _count, "busy": _count,
-                                             "other": _count}),
+    # "from": the caller's caller (frlockstat -c), "?" where not known
+    "frlockstat_caller": ({"lock": _str, "lock_kind": lambda k: k in ("frlock", "seqcount"),
+                           "kind": _str, "caller": _str, "count": _count,
+                           "total_ns": _count, "from": _str}, {}),
+    "frlockstat_drops": ({"drops": _count},
+                         {"full": _count, "busy": _count, "other": _count,
+                          # {map: {"full": n, "busy": n, "other": n}}
+                          "by_map": lambda d: isinstance(d, dict) and all(
+                              _str(m) and _counts(n) for m, n in d.items())}),
     "frlockstat_missed": ({"missed": _count}, {"by_event": _counts}),
     "load": ({"t": _num, "dt": _num, "ts": _num, "total": _num},
              {"writes": _num, "via": lambda v: v in ("syscall", "vdso")}),
@@ -136,21 +135,19 @@ def classify(raw):
         return "malformed", None, "not JSON (%s)" % str(e).split(":")[0]
     if not isinstance(rec, dict):
         return "malformed", None, "not a JSON object"
-    v = rec.get("v", 1 if rec.get("type") in V1_TYPES else None)
+    v = rec.get("v", SCHEMA if rec.get("type") in UNVERSIONED else None)
     if v is None:
         return "malformed", None, "no schema version (\"v\") in a %r record" % rec.get("type")
     if not isinstance(v, int) or isinstance(v, bool) or v < 1:
         return "malformed", None, "schema version %r is not a positive integer" % (v,)
     if v > SCHEMA:
         return "newer", rec, "schema v%d (this reader knows v%d)" % (v, SCHEMA)
+    if v < SCHEMA:
+        return "malformed", None, "schema v%d, older than this reader's v%d" % (v, SCHEMA)
     if rec.get("type") not in TYPES:
         return "unknown", rec, "unknown record type %r" % rec.get("type")
     if not _valid(rec):
         return "malformed", None, "bad fields for type %r" % rec.get("type")
-    if v == 1 and rec["type"] == "frlockstat" and rec["kind"] == "frlock":
-        # v1 (the transition above): a frlock's "waits" is a 0 that its
-        # events could not tell; v2 leaves such a field out.
-        rec.pop("waits", None)
     return "record", rec, None
 
 
@@ -158,11 +155,7 @@ def parse_line(raw):
     """(record, None), (None, why) for a line that is no record of this
     schema, or (None, None) for a blank one."""
     what, rec, why = classify(raw)
-    if what == "record":
-        return rec, None
-    if what == "unknown":
-        return None, why
-    return None, why
+    return (rec, None) if what == "record" else (None, why)
 
 
 def not_a_feed(path, limit=1 << 16):

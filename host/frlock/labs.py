@@ -7,10 +7,11 @@ usage: host/lab-analyse list               the labs, one a line
                                            the result and its explanation, write
                                            DIR/result.json and DIR/report.html
 
-The feeds are read by the view (view.py: its rows, its call sites, its one
-definition of a gettimeofday read), the frlock_bench lines by bench/report's
-parser, and the report is inlined as the run report is (report.py): one
-source of truth for every format. Every figure printed comes from DIR.
+A feed's figures are the view's (View.run_summary: the lock gettimeofday
+reads, over the intervals the load ran in), the frlock_bench lines are
+read by bench/report's parser (benchreport.py), and the report is inlined
+as the run report is (report.py): one source of truth for every format.
+Every figure printed comes from DIR.
 
 Exit status: 0 when the result was written (also when the run does not
 show what the lab teaches: the explanation says so), 1 on an error, 2 on
@@ -19,21 +20,16 @@ bad usage.
 
 import json
 import os
-import runpy
 import statistics
 import sys
 import textwrap
-import types
 
-from . import feed, view
+from . import benchreport, feed, view
 from . import report as dash_report
 from . import TOP
 
 PROG = "labs/lab"
 LABS_DIR = os.path.join(TOP, "labs")
-# bench/report's parser of the frlock_bench lines, until bench's Python
-# joins this package (run, not imported: it is a script without .py).
-bench_report = types.SimpleNamespace(**runpy.run_path(os.path.join(TOP, "bench", "report")))
 
 # name -> (order, title, question, prediction prompt)
 LABS = {
@@ -45,7 +41,7 @@ LABS = {
         "gettimeofday, in user space). Which of them makes the kernel's "
         "tk_core.lock readers retry, and in which kernel function?",
         predict="Predict: how many gettimeofday system calls will the kernel count "
-        "in each run, and how many retried reads at ktime_get_real_ts64?"),
+        "in each run, and how many retries at ktime_get_real_ts64?"),
     "writer-rate": dict(
         n=2, title="Retries against writer rate",
         question="gettimeofday(2) readers on both vCPUs, and an adjtimex writer at 0, "
@@ -103,90 +99,35 @@ class LabError(Exception):
 
 # --- reading a run ------------------------------------------------------------
 
-def slot_max(s):
-    return (1 << s) - 1 if s else 0
-
-
-def pct_ns(slots):
-    """p50, p99 and max of {slot: count} as the upper bounds of their
-    buckets (ns), or None."""
-    p = view.percentile_slots(slots)
-    return dict(zip(("p50", "p99", "max"), (slot_max(s) for s in p))) if p else None
-
-
-def hist_list(slots):
-    return [{"min": view.slot_min(s), "max": slot_max(s), "count": c}
-            for s, c in sorted(slots.items()) if c]
-
-
 def gtod_run(path):
-    """One frlock-watch run: its rows (the view's) and totals over the
-    intervals in which the load ran."""
+    """One frlock-watch run as the view sums it up (View.run_summary): the
+    lock gettimeofday reads, over the intervals in which the load ran."""
     if not os.path.isfile(path):
         raise LabError("%s is missing: the guest did not write it" % path)
     v, _ = dash_report.read_view(path)
-    summary = v.summary
-    if summary is None:
+    if v.summary is None:
         raise LabError("%s has no load_summary: gtod-load did not finish" % path)
-    lock = v.detail_lock()[0]
-    lk = v.locks[lock]
-    # The intervals that overlap the load: those with reads (the view's
-    # reads/s); the tick alone before and after is left out.
-    loaded = [(iv, r) for iv, r in zip(lk.intervals, lk.rows) if r["reads_s"]]
-    in_load = [iv for iv, _ in loaded] or lk.intervals
-    secs = sum(iv["dt"] for iv in in_load)
-    hold, rpr, lost = {}, {}, {}
-    for iv in in_load:
-        view.merge(hold, iv["hold_ns"])
-        view.merge(rpr, iv.get("retries_per_read", []))
-        # the time readers lost, as the view's "lost p99" counts it: waits,
-        # retries (a lower bound) and, before series v4, retried reads
-        for k in ("wait_ns", "retry_lb_ns", "lost_ns"):
-            view.merge(lost, iv.get(k, []))
-    sites = {}
-    # gettimeofday's retried reads, as the view counts them in its rows
-    # (from the "read" sites where the lock has them, else its retries);
-    # the other readers' are the rest of the same sites.
-    gtod_retried = sum(r["gtod_retried"] for r in lk.rows)
-    exact = all("retried_reads" in iv for iv in lk.intervals)
-    other_retried = -gtod_retried
-    for (kind, caller, frm), (n, ns) in lk.callers.items():
-        s = sites.setdefault((kind, view.func(caller)), [0, 0])
-        s[0] += n
-        s[1] += ns
-        if kind == ("read" if exact else "retry"):
-            other_retried += n
-    w_n = sum(n for (k, _), (n, _) in sites.items() if k == "write")
-    w_ns = sum(t for (k, _), (_, t) in sites.items() if k == "write")
-    reads = summary["total_count"]
-    dur = summary["duration_s"]
-    threads = summary["threads"]
-    return {
-        "feed": os.path.basename(path), "lock": lock, "via": summary["via"],
-        "malformed": v.skipped()["malformed"], "intervals": len(lk.rows),
-        "reads": reads, "reads_s": reads / dur, "duration_s": dur, "threads": threads,
-        # each thread reads back to back: its time per call
-        "read_ns": threads * dur / reads * 1e9 if reads else None,
-        "adjtimex_s": summary.get("writes", 0), "write_rate": summary.get("write_rate", 0),
-        "writes": sum(iv["writes"] for iv in in_load), "secs": secs,
-        "writes_s": sum(iv["writes"] for iv in in_load) / secs if secs else 0,
-        # retried reads: series v3's read ends only; v4's events have none
-        "retried": sum(iv["retried_reads"] for iv in in_load) if exact else None,
-        "retries": sum(iv["retries"] for iv in in_load),
-        "waits": sum(iv.get("waits", 0) for iv in in_load),
-        # frlockstat v2's "lost": reader time lost, bound if part is a lower bound
-        "lost_ns_total": sum(iv["lost"]["ns"] for iv in in_load if "lost" in iv),
-        "lost_bound": any(iv["lost"]["bound"] for iv in in_load if "lost" in iv),
-        "gtod_retried": gtod_retried, "other_retried": other_retried,
-        "retry_share": gtod_retried / reads if reads and summary["via"] != "vdso" else None,
-        "hold_mean_ns": w_ns / w_n if w_n else None,
-        "hold_pct": pct_ns(hold),
-        "hold_ns": hist_list(hold), "retries_per_read": hist_list(rpr), "lost_ns": hist_list(lost),
-        "lost_pct": pct_ns(lost),
-        "sites": [{"kind": k, "function": f, "count": n, "total_ns": t}
-                  for (k, f), (n, t) in sorted(sites.items(), key=lambda x: -x[1][0])],
-        "rows": [{"cells": r["cells"]} for r in lk.rows],
-    }
+    run = v.run_summary()
+    if run is None or not run["intervals"]:
+        raise LabError("%s: no frlockstat interval of %s overlaps gtod-load's lines"
+                       % (path, run["lock"] if run else "the lock gettimeofday reads"))
+    run["feed"] = os.path.basename(path)
+    # the view's skipped line, which analyse() prints, when it skipped any
+    run["skipped"] = v.skipped_line() if any(v.skipped().values()) else None
+    run["rows"] = v.snapshot()["rows"]["rows"]
+    return run
+
+
+def bench_lines(path):
+    """frlock_bench's lines, by bench/report's parser; a file with other
+    lines is refused (labs/guest.sh writes the bench lines alone)."""
+    try:
+        rows, other = benchreport.parse(path)
+    except benchreport.BenchError as e:
+        raise LabError(str(e))
+    if other:
+        raise LabError("%s: %d lines that are not frlock_bench's" % (path, other))
+    return rows
 
 
 def syscalls(d, name):
@@ -229,55 +170,55 @@ def lab_vdso(d):
         r["syscalls"] = syscalls(d, "run-%s-%d" % (via, r["write_rate"]))
     s, v = runs["syscall"], runs["vdso"]
     table = [["", "syscall run", "vDSO run"],
-             ["gettimeofday calls by the load", n_(s["reads"]), n_(v["reads"])],
+             ["gettimeofday calls by the load", n_(s["load_reads"]), n_(v["load_reads"])],
              ["gettimeofday system calls the kernel counted", n_(s["syscalls"]), n_(v["syscalls"])],
-             ["write sections of tk_core.lock /s", "%.0f" % s["writes_s"], "%.0f" % v["writes_s"]],
-             ["retried reads at ktime_get_real_ts64 (gettimeofday)", n_(s["gtod_retried"]),
-              n_(v["gtod_retried"])],
-             ["retried reads by the kernel's own readers", n_(s["other_retried"]),
-              n_(v["other_retried"])],
-             ["reads that retried", pct(s["retry_share"]), "- (none reached the kernel)"]]
-    shows = (s["syscalls"] > 0 and s["gtod_retried"] > 0 and v["syscalls"] == 0 and
-             v["gtod_retried"] == 0 and v["writes"] > 0)
+             ["write sections of %s /s" % s["lock"], "%.0f" % s["writes_s"], "%.0f" % v["writes_s"]],
+             ["retries at ktime_get_real_ts64 (gettimeofday)", n_(s["gtod_retries"]),
+              n_(v["gtod_retries"])],
+             ["retries by the kernel's own readers", n_(s["other_retries"]),
+              n_(v["other_retries"])],
+             ["reads that retried", s["cells"]["retried_share"], "- (none reached the kernel)"]]
+    shows = (s["syscalls"] > 0 and s["gtod_retries"] > 0 and v["syscalls"] == 0 and
+             v["gtod_retries"] == 0 and v["writes"] > 0)
     text = [
         "Through the system call, the kernel counted %s gettimeofday calls (the load made %s) "
-        "and %s of them retried in ktime_get_real_ts64, %s of the reads, while tk_core.lock "
-        "had %.0f write sections a second." % (n_(s["syscalls"]), n_(s["reads"]),
-                                             n_(s["gtod_retried"]), pct(s["retry_share"]),
-                                             s["writes_s"]),
+        "and %s retries in ktime_get_real_ts64 (a read may retry more than once: %s of the "
+        "reads retried), while %s had %.0f write sections a second." % (
+            n_(s["syscalls"]), n_(s["load_reads"]), n_(s["gtod_retries"]),
+            s["cells"]["retried_share"], s["lock"], s["writes_s"]),
         "Through the vDSO, the load read the clock %s times (%.1fx the syscall run's rate), "
-        "the kernel counted %s gettimeofday system calls and %s retried reads at "
+        "the kernel counted %s gettimeofday system calls and %s retries at "
         "ktime_get_real_ts64, although the write sections went on at %.0f a second. The vDSO "
         "reads vdso_data, which has its own sequence counter, written inside tk_core.lock's "
         "write section (update_vsyscall); a vDSO reader that overlaps it retries in user "
         "space, where no kernel tracepoint sees it." % (
-            n_(v["reads"]), v["reads_s"] / s["reads_s"] if s["reads_s"] else 0,
-            n_(v["syscalls"]), n_(v["gtod_retried"]), v["writes_s"]),
-        "The %s retried reads left in the vDSO run are the kernel's own readers (the timer "
+            n_(v["load_reads"]), v["reads_s"] / s["reads_s"] if s["reads_s"] else 0,
+            n_(v["syscalls"]), n_(v["gtod_retries"]), v["writes_s"]),
+        "The %s retries left in the vDSO run are the kernel's own readers' (the timer "
         "interrupt's ktime_get_update_offsets_now and the like), which read tk_core in "
-        "both runs." % n_(v["other_retried"]),
+        "both runs." % n_(v["other_retries"]),
     ]
     if not shows:
         text.append("This run does NOT show what the lab teaches: " + "; ".join(
             w for w, bad in (
                 ("the syscall run counted no system calls", s["syscalls"] == 0),
-                ("the syscall run had no retried gettimeofday read (too short, or too "
-                 "few writes: run it again)", s["gtod_retried"] == 0),
+                ("the syscall run had no gettimeofday retry (too short, or too "
+                 "few writes: run it again)", s["gtod_retries"] == 0),
                 ("the vDSO run reached the kernel (%s system calls: is the clocksource one "
                  "the vDSO can read? labs/lab boots with tsc=reliable)" % n_(v["syscalls"]),
                  v["syscalls"] > 0),
-                ("the vDSO run had retried reads at ktime_get_real_ts64", v["gtod_retried"] > 0),
+                ("the vDSO run had retries at ktime_get_real_ts64", v["gtod_retries"] > 0),
                 ("the vDSO run had no write sections", v["writes"] == 0)) if bad) + ".")
     charts = [
         {"id": "syscalls", "type": "bar", "title": "gettimeofday system calls the kernel counted",
          "labels": ["syscall run", "vDSO run"],
          "datasets": [{"label": "system calls", "data": [s["syscalls"], v["syscalls"]]}]},
-        {"id": "retried", "type": "bar", "title": "retried reads of tk_core.lock, by reader",
+        {"id": "retried", "type": "bar", "title": "retries of tk_core.lock's readers, by reader",
          "labels": ["syscall run", "vDSO run"], "stacked": True,
          "datasets": [{"label": "ktime_get_real_ts64 (gettimeofday)",
-                       "data": [s["gtod_retried"], v["gtod_retried"]]},
+                       "data": [s["gtod_retries"], v["gtod_retries"]]},
                       {"label": "the kernel's own readers",
-                       "data": [s["other_retried"], v["other_retried"]]}]},
+                       "data": [s["other_retries"], v["other_retries"]]}]},
         {"id": "writes", "type": "bar", "title": "write sections of tk_core.lock per second",
          "labels": ["syscall run", "vDSO run"],
          "datasets": [{"label": "writes/s", "data": [round(s["writes_s"], 1), round(v["writes_s"], 1)]}]},
@@ -293,7 +234,8 @@ def lab_rates(d):
     # can make under TCG may make fewer than a slower one)
     runs.sort(key=lambda r: r["writes_s"])
     for r in runs:
-        # P(retry) = (write window + read section) * write sections per second
+        # The lab's model, P(retry) = (write window + read section) * write
+        # sections per second, from the view's figures
         r["model"] = ((r["hold_mean_ns"] or 0) + (r["read_ns"] or 0)) * 1e-9 * r["writes_s"]
     return runs
 
@@ -301,49 +243,52 @@ def lab_rates(d):
 def lab_writer_rate(d):
     runs = lab_rates(d)
     table = [["adjtimex writes/s asked", "made", "write sections/s", "mean hold",
-              "time in writes", "time per read", "reads", "retried", "retry share", "model"]]
+              "time in writes", "time per read", "reads", "retries", "reads that retried",
+              "model"]]
     for r in runs:
         table.append([n_(r["write_rate"]), "%.0f" % r["adjtimex_s"], "%.0f" % r["writes_s"],
-                      us(r["hold_mean_ns"]),
-                      pct((r["hold_mean_ns"] or 0) * 1e-9 * r["writes_s"], 2), us(r["read_ns"]),
-                      n_(r["reads"]), n_(r["gtod_retried"]), pct(r["retry_share"]), pct(r["model"])])
-    shares = [r["retry_share"] or 0 for r in runs]
+                      us(r["hold_mean_ns"]), pct(r["in_write"], 2), us(r["read_ns"]),
+                      n_(r["reads"]), n_(r["gtod_retries"]), r["cells"]["retried_share"],
+                      pct(r["model"])])
+    shares = [r["retried_share"] or 0 for r in runs]
+    cells = " -> ".join(r["cells"]["retried_share"] for r in runs)
     lo, hi = runs[0], runs[-1]
-    for r in runs:
-        # the share of time inside a write section
-        r["in_write"] = (r["hold_mean_ns"] or 0) * 1e-9 * r["writes_s"]
     # the most write sections' share above twice the fewest's, and at least
     # half the largest of any run
     grows = shares[-1] > 2 * shares[0] and shares[-1] >= max(shares) / 2
-    ratio = [r["retry_share"] / r["model"] for r in runs if r["model"] and r["retry_share"]]
+    ratio = [r["retried_share"] / r["model"] for r in runs if r["model"] and r["retried_share"]]
     text = [
-        "With the tick alone (%.0f write sections/s) %s of %s reads retried; with the writer "
-        "at %s adjtimex calls/s (%.0f write sections/s) %s of %s. The retry share went %s." % (
-            lo["writes_s"], n_(lo["gtod_retried"]), n_(lo["reads"]), n_(hi["adjtimex_s"]),
-            hi["writes_s"], n_(hi["gtod_retried"]), n_(hi["reads"]),
-            " -> ".join(pct(x) for x in shares)),
+        "With the tick alone (%.0f write sections/s) gettimeofday's reads retried %s times in "
+        "%s reads; with the writer at %s adjtimex calls/s (%.0f write sections/s) %s times in "
+        "%s. A read may retry more than once, so the share of reads that retried is at most "
+        "retries / reads: %s." % (
+            lo["writes_s"], n_(lo["gtod_retries"]), n_(lo["reads"]), n_(hi["adjtimex_s"]),
+            hi["writes_s"], n_(hi["gtod_retries"]), n_(hi["reads"]), cells),
         "The model: a read retries when a write section overlaps it, so P(retry) is about "
         "(write window + read section) x write sections per second. This run measured a "
-        "mean write section of %s to %s (frlockstat's write call sites) and %s to %s per "
-        "gettimeofday(2) call (gtod-load: threads x seconds / calls, an upper bound on the "
+        "mean write section of %s to %s (frlockstat's hold time over its writes) and %s "
+        "to %s per gettimeofday(2) call (gtod-load: threads x seconds / calls, an upper bound on the "
         "read section), which predicts %s." % (
             us(min(r["hold_mean_ns"] or 0 for r in runs)), us(max(r["hold_mean_ns"] or 0 for r in runs)),
             us(min(r["read_ns"] for r in runs)), us(max(r["read_ns"] for r in runs)),
             " -> ".join(pct(r["model"]) for r in runs)) +
-        (" The measured share is %.3f to %.3f of the model's." % (min(ratio), max(ratio)) if ratio else "") +
+        (" The measured bound is %.3f to %.3f of the model's." % (min(ratio), max(ratio))
+         if ratio else "") +
         " The model is an upper bound: frlock's readers wait for an open write section to "
         "close before they read (fr_read_begin spins), so a write that is already open "
         "when a read begins costs a wait, not a retry; only a write that begins during "
         "the read section makes it retry, and the read section is a small part of a "
         "system call.",
     ]
-    falls = [(a, b) for a, b in zip(runs, runs[1:]) if (b["retry_share"] or 0) <= (a["retry_share"] or 0)]
+    falls = [(a, b) for a, b in zip(runs, runs[1:])
+             if (b["retried_share"] or 0) <= (a["retried_share"] or 0)]
     if falls:
         text.append("The share did not rise at every step: " + "; ".join(
             "from %.0f to %.0f write sections/s it went %s -> %s, while the time inside write "
-            "sections (writes/s x mean hold) went %s -> %s" % (
-                a["writes_s"], b["writes_s"], pct(a["retry_share"]), pct(b["retry_share"]),
-                pct(a["in_write"], 2), pct(b["in_write"], 2)) for a, b in falls) +
+            "sections went %s -> %s" % (
+                a["writes_s"], b["writes_s"], a["cells"]["retried_share"],
+                b["cells"]["retried_share"], pct(a["in_write"], 2), pct(b["in_write"], 2))
+            for a, b in falls) +
             ". The tick's write sections are long (timekeeping_advance under TCG) and the "
             "adjtimex ones short, so a few more short writes need not add retries.")
     if grows:
@@ -356,15 +301,15 @@ def lab_writer_rate(d):
                     "wanted the most write sections' share above twice the fewest's and at least "
                     "half the largest): the counts "
                     "are small and TCG's scheduling noise can hide it; run it again, or "
-                    "without QUICK." % " -> ".join(pct(x) for x in shares))
+                    "without QUICK." % cells)
     charts = [
         {"id": "share", "type": "scatter", "title": "reads that retried against write sections/s",
          "xlog": True, "ylog": True, "xtitle": "write sections of tk_core.lock per second",
-         "ytitle": "share of gettimeofday reads that retried (%)",
+         "ytitle": "gettimeofday reads that retried, at most (%)",
          "datasets": [
-             {"label": "measured", "showLine": True,
-              "data": [{"x": round(r["writes_s"], 1), "y": 100 * r["retry_share"]}
-                       for r in runs if r["retry_share"]]},
+             {"label": "measured: retries / reads", "showLine": True,
+              "data": [{"x": round(r["writes_s"], 1), "y": 100 * r["retried_share"]}
+                       for r in runs if r["retried_share"]]},
              {"label": "model: (hold + read) x writes/s", "showLine": True, "dash": True,
               "data": [{"x": round(r["writes_s"], 1), "y": 100 * r["model"]}
                        for r in runs if r["model"]]}]},
@@ -374,22 +319,15 @@ def lab_writer_rate(d):
 
 def lab_starvation(d):
     runs = lab_rates(d)
-    for r in runs:
-        # every time a read was held back: a wait for an open section, or a
-        # pass run again; every reader of the lock, per million of the load's
-        r["held_pm"] = 1e6 * (r["retries"] + r["waits"]) / r["reads"] if r["reads"] else 0
-    ge = "≥ " if any(r["lost_bound"] for r in runs) else ""
     table = [["adjtimex writes/s asked", "made", "write sections/s", "mean hold",
-              "retries", "waits", "held back, per million reads", "one loss, p50", "p99",
+              "retries", "waits", "held back, per million reads", "one loss (ns), p50", "p99",
               "max"]]
     for r in runs:
-        lp = r["lost_pct"] or {}
         table.append([n_(r["write_rate"]), "%.0f" % r["adjtimex_s"], "%.0f" % r["writes_s"],
-                      us(r["hold_mean_ns"]), n_(r["retries"]), n_(r["waits"]),
-                      "%.0f" % r["held_pm"], ge + us(lp.get("p50")), ge + us(lp.get("p99")),
-                      ge + us(lp.get("max"))])
+                      us(r["hold_mean_ns"]), n_(r["retries"]), n_(r["waits"] or 0),
+                      "%.0f" % (r["held_per_million"] or 0)] + r["cells"]["lost"])
     lo, hi = runs[0], runs[-1]
-    held = [r["held_pm"] for r in runs]
+    held = [r["held_per_million"] or 0 for r in runs]
     # the most write sections' rate above twice the fewest's, and at least
     # half the largest of any run
     grows = held[-1] > 2 * held[0] and held[-1] >= max(held) / 2 and hi["retries"] > 0
@@ -400,21 +338,22 @@ def lab_starvation(d):
         "(%s retries, %s waits). Per million reads: %s. (Retries and waits are every "
         "reader's of tk_core.lock, the kernel's own included; the reads they are divided "
         "by are gtod-load's.)" % (
-            lo["writes_s"], lo["held_pm"], n_(lo["retries"]), n_(lo["waits"]),
-            hi["adjtimex_s"], hi["writes_s"], n_(hi["write_rate"]), hi["held_pm"],
-            n_(hi["retries"]), n_(hi["waits"]), " -> ".join("%.0f" % x for x in held)),
+            lo["writes_s"], held[0], n_(lo["retries"]), n_(lo["waits"] or 0),
+            hi["adjtimex_s"], hi["writes_s"], n_(hi["write_rate"]), held[-1],
+            n_(hi["retries"]), n_(hi["waits"] or 0), " -> ".join("%.0f" % x for x in held)),
         "frlock promises the writer that it never waits; the readers pay. A reader that "
         "finds a write section open waits until it closes (frlock_read_wait), and a "
         "reader under way when a write begins runs again (frlock_read_retry). Nothing "
         "bounds how often either happens to one read: each write that begins during it "
         "holds it back once more.",
-        "One loss (a wait, to the end of its write; a retry, from its write's begin, a "
-        "lower bound, hence '%s') took at the median %s and at p99 %s, from the fewest "
-        "write sections to the most: the tick's sections are long under TCG (mean hold %s), "
-        "the adjtimex writer's short (%s). Under TCG a vCPU can lose its host CPU inside a "
-        "write section or a read, which puts milliseconds into the tail." % (
-            ge.strip() or "=", " -> ".join(us((r["lost_pct"] or {}).get("p50")) for r in runs),
-            " -> ".join(us((r["lost_pct"] or {}).get("p99")) for r in runs),
+        "One loss (a wait, to the end of its write, exact; a retry, from its write's begin, "
+        "a lower bound, hence '≥'; log2 buckets of ns, K = 1024) took at the median %s and "
+        "at p99 %s, from the fewest write sections to the most: the tick's sections are "
+        "long under TCG (mean hold %s), the adjtimex writer's short (%s). Under TCG a vCPU "
+        "can lose its host CPU inside a write section or a read, which puts milliseconds "
+        "into the tail." % (
+            " -> ".join(r["cells"]["lost"][0] for r in runs),
+            " -> ".join(r["cells"]["lost"][1] for r in runs),
             us(lo["hold_mean_ns"]), us(hi["hold_mean_ns"])),
         "Where readers cannot afford that, the kernel has read_seqbegin_or_lock(): a "
         "seqlock_t reader makes one lockless pass and, if it must retry, takes the writers' "
@@ -432,22 +371,19 @@ def lab_starvation(d):
                     "grows (%s per million; wanted the most write sections' above twice the "
                     "fewest's and at least half the largest): run it again, or without "
                     "QUICK." % " -> ".join("%.0f" % x for x in held))
-    labels = sorted({b["min"] for r in runs for b in r["lost_ns"]})
+    slots = [s for r in runs for s in r["lost_slots"]]
+    slots = range(min(slots), max(slots) + 1) if slots else []
     charts = [
-        {"id": "lost", "type": "bar", "title": "what one loss (a wait or a retry) took, per "
-         "million gettimeofday reads", "ylog": True, "xtitle": "time lost (log2 bucket)",
-         "ytitle": "losses per million reads", "labels": [
-             view.size(x) if x < 2 else "%s-%s" % (view.size(x), view.size(2 * x - 1))
-             for x in labels],
+        {"id": "lost", "type": "bar", "title": "what one loss (a wait or a retry) took, over "
+         "the intervals the load ran in", "ylog": True, "xtitle": "time lost (ns, log2 bucket)",
+         "ytitle": "losses", "labels": [view.slot_label(s) for s in slots],
          "datasets": [{"label": "%.0f writes/s" % r["writes_s"],
-                       "data": [round(1e6 * sum(b["count"] for b in r["lost_ns"]
-                                                if b["min"] == x) / r["reads"], 3)
-                                for x in labels]} for r in runs]},
+                       "data": [r["lost_slots"].get(s, 0) for s in slots]} for r in runs]},
         {"id": "held", "type": "scatter", "title": "reads held back (waits and retries)",
          "xlog": True, "xtitle": "write sections per second", "ytitle": "per million reads",
          "datasets": [{"label": "measured", "showLine": True,
-                       "data": [{"x": round(r["writes_s"], 1), "y": round(r["held_pm"], 1)}
-                                for r in runs]}]},
+                       "data": [{"x": round(r["writes_s"], 1), "y": round(h, 1)}
+                                for r, h in zip(runs, held)]}]},
     ]
     return {"runs": runs, "table": table, "shows": grows, "text": text, "charts": charts}
 
@@ -456,7 +392,7 @@ def lab_lockout(d):
     path = os.path.join(d, "lockout.txt")
     if not os.path.isfile(path):
         raise LabError("%s is missing: the guest did not write it" % path)
-    res = bench_report.lockout(bench_report.parse(path))
+    res = benchreport.lockout(bench_lines(path))
     locks = ("rwlock", "seqlock", "frlock")
     readers = sorted({r for lk in res.values() for r in lk})
     if any(set(res.get(lk, {})) != set(readers) for lk in locks) or 0 not in readers or len(readers) < 2:
@@ -551,14 +487,14 @@ def lab_write_window(d):
         raise LabError("%s: no timekeeping_advance() durations (%s)" % (adv_path, e))
     if not adv:
         raise LabError("%s is empty" % adv_path)
-    rows = bench_report.parse(os.path.join(d, "window.txt"))
+    rows = bench_lines(os.path.join(d, "window.txt"))
     reps = sorted({r.get("rep") for r in rows})
     if not rows or None in reps:
         raise LabError("%s: want window lines, each with its rep=N" % d)
     locks = ("frlock", "seqcount")
     runs = []
     for rep in reps:
-        win = bench_report.window([r for r in rows if r["rep"] == rep]).get("clocksource", {})
+        win = benchreport.window([r for r in rows if r["rep"] == rep]).get("clocksource", {})
         holds = sorted(win)
         if len(holds) != 2 or any(set(win[h]) != set(locks) for h in holds):
             raise LabError("%s: run %s: want frlock and seqcount with two hold times, "
@@ -648,10 +584,8 @@ def lab_write_window(d):
         text.append("These runs do NOT show it clearly: a read that met a write lost %.1fx "
                     "(frlock) and %.1fx (seqcount) as much with the long section, wanted 3x "
                     "or more for both. On a busy host the reader's vCPU stalls for "
-                    "milliseconds around most writes, whatever the section's length (with "
-                    "a kernel build beside it, one run's median loss was 2.64 ms with the "
-                    "copy alone and 1.81 ms with the long section); run it again on an "
-                    "idle host." % (grow["frlock"], grow["seqcount"]))
+                    "milliseconds around most writes, whatever the section's length; run "
+                    "it again on an idle host." % (grow["frlock"], grow["seqcount"]))
     labels = ["copy only", "%d us longer" % long_]
     charts = [
         {"id": "lost", "type": "bar", "title": "median loss of a read that met a write (us)",
@@ -855,6 +789,10 @@ def analyse(name, d):
     for t in res["text"]:
         print(textwrap.fill(t, 78))
         print()
+    runs = res.get("runs") or []
+    for r in runs.values() if isinstance(runs, dict) else runs:
+        if r.get("skipped"):
+            print("lab %s: %s: %s" % (name, r["feed"], r["skipped"]))
     print("lab %s: %s" % (name, "the run shows what the lab teaches" if res["shows"]
                           else "the run does NOT show what the lab teaches (see above)"))
     with open(os.path.join(d, "result.json"), "w") as f:

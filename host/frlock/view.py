@@ -8,10 +8,10 @@ at a time; snapshot() is everything there is to show, cells formatted:
 
   locks      every sequence lock the feed carries, over the whole run, as
              frlockstat's own table: kind, writes/s, hold p50/p99/max,
-             retries/s, waits/s, retried/s, the time readers lost per
-             second ("≥" where it is a lower bound; frlockstat v2's "lost")
-             and its p99, top writer and reader; "-" for a figure the
-             lock's records do not carry;
+             retries/s, waits/s, the time readers lost per second ("≥"
+             where it is a lower bound; frlockstat's "lost") and its p99,
+             top writer and reader; "-" for a figure the lock's records do
+             not carry;
   detail     one lock, fixed for the run (detail_lock() says which and
              why): its per-interval rows, histograms (whole run and last
              interval), heatmap columns, chart series and call sites;
@@ -23,14 +23,13 @@ A per-interval row of the detail lock:
   reads/s     gtod-load's gettimeofday calls/s over the interval's window
               (its "load" lines, weighted by how much of each line's window
               overlaps the interval);
-  no retry    the share of those reads that did not retry: 1 - the retried
-              reads that were gettimeofday's (is_gtod_read) / reads; where
-              the lock counts no retried reads (a seqcount, frlock without
-              series v3's read end) its retries stand in, and the share is
-              a lower bound ("≥"); "-" when the reads went through the vDSO
-              (they never reach the kernel's lock), there were none, or
-              frlockstat ran without -c;
-  writes/s, retries/s, waits/s, retried/s   per second of the interval;
+  no retry    the share of those reads that did not retry, a lower bound
+              ("≥"): 1 - gettimeofday's retries (is_gtod_retry) / reads;
+              the events count retries, not retried reads, and a read may
+              retry more than once; "-" when the reads went through the
+              vDSO (they never reach the kernel's lock), there were none,
+              or frlockstat ran without -c;
+  writes/s, retries/s, waits/s   per second of the interval;
   hold p50, p99, max   the log2 bucket of the write sections' hold time:
               "<16K" is under 16,384 ns (frlockstat's bucket bounds).
 """
@@ -48,23 +47,16 @@ GTOD_LOCKS = ("tk_core.lock", "tk_core.seq", "tk_core")
 # The gettimeofday syscall's reader of that lock.
 GTOD_READER = "ktime_get_real_ts64"
 
-KIND_ORDER = {"write": 0, "retry": 1, "wait": 2, "read": 3}
+KIND_ORDER = {"write": 0, "retry": 1, "wait": 2}
 MAX_CALLERS = 20
 
 LOCK_COLUMNS = ("lock", "kind", "writes/s", "hold p50", "hold p99", "hold max",
-                "retries/s", "waits/s", "retried/s", "lost/s", "lost p99",
-                "writer", "reader")
-# The histograms the page draws (the view keeps every one the feed has):
-# frlockstat v2's, which every lock kind carries since series v4 (v1's
-# retries_per_read and lost_ns needed a read-end event v4 has no more).
-CHART_HISTS = ("hold_ns", "wait_ns", "retry_lb_ns")
+                "retries/s", "waits/s", "lost/s", "lost p99", "writer", "reader")
 ROW_COLUMNS = ("time", "reads/s", "no retry", "writes/s", "retries/s", "waits/s",
-               "retried/s", "hold p50", "hold p99", "hold max")
+               "hold p50", "hold p99", "hold max")
 CALLER_COLUMNS = ("site", "caller", "from", "count", "mean ns")
 HIST_TITLES = {
     "hold_ns": "write section hold time (ns)",
-    "retries_per_read": "retries per retried read",
-    "lost_ns": "time a retried read lost (ns)",
     "wait_ns": "time a reader waited for a write (ns)",
     "retry_lb_ns": "time a retry lost, at least (ns)",
 }
@@ -75,18 +67,14 @@ def is_gtod_lock(name):
     return name in GTOD_LOCKS
 
 
-def is_gtod_read(c, kind="read"):
-    """Whether a frlockstat_caller record counts gettimeofday(2)'s retried
-    reads: a "read" site (a read that retried, counted once when it
-    succeeded; series v3's frlock) in ktime_get_real_ts64 whose caller's
-    caller (frlockstat -c's "from"), when known, is the system call, not
-    adjtimex's own read of the clock, nor the kernel's. With kind="retry",
-    the same reader's retries (every lock kind has them; at least as many
-    as the reads that retried)."""
-    if c["kind"] != kind or c["caller"].split("+")[0] != GTOD_READER:
+def is_gtod_retry(c):
+    """Whether a frlockstat_caller record counts gettimeofday(2)'s retries:
+    a "retry" site in ktime_get_real_ts64 whose caller's caller
+    (frlockstat -c's "from"), when known, is the system call, not
+    adjtimex's own read of the clock, nor the kernel's."""
+    if c["kind"] != "retry" or c["caller"].split("+")[0] != GTOD_READER:
         return False
-    frm = c.get("from")
-    return frm is None or "gettimeofday" in frm.split("+")[0]
+    return c["from"] == "?" or "gettimeofday" in func(c["from"])
 
 
 # --- numbers and their cells ----------------------------------------------
@@ -169,20 +157,26 @@ def duration_rate(ns, bound):
     return "%s%.2fs" % (ge, ns / 1e9)
 
 
-def lost99(hists):
-    """The p99 of the time readers lost, as frlockstat prints it: waits
-    (exact), retries' lower bounds and retried reads' losses together;
-    "≥32K" (the bucket's floor) when any of it is a bound, "-" if none."""
+def lost_slots(hists):
+    """The time readers lost, as frlockstat counts it: waits (exact) and
+    retries' lower bounds together, {slot: count}; and whether any of it
+    is a bound."""
     lost = {}
-    for k in ("wait_ns", "retry_lb_ns", "lost_ns"):
+    for k in ("wait_ns", "retry_lb_ns"):
         for s, c in hists[k].items():
             lost[s] = lost.get(s, 0) + c
+    return lost, bool(hists["retry_lb_ns"])
+
+
+def lost_cells(hists):
+    """p50, p99 and max of the time readers lost as cells, as frlockstat
+    prints its p99: "≥32K" (the bucket's floor) when any of it is a bound,
+    "<32K" when it is all waits, "-" if none."""
+    lost, is_bound = lost_slots(hists)
     p = percentile_slots(lost)
     if not p:
-        return "-"
-    if hists["retry_lb_ns"] or hists["lost_ns"]:
-        return "≥" + size(slot_min(p[1]))
-    return bound(p[1])
+        return ["-", "-", "-"]
+    return ["≥" + size(slot_min(s)) if is_bound else bound(s) for s in p]
 
 
 def pct_cells(slots):
@@ -216,9 +210,9 @@ class Lock:
         self.intervals = []         # frlockstat records, in order
         self.rows = []              # the completed intervals' rows
         self.done = 0               # intervals turned into rows
-        self.sums = {"writes": 0, "retries": 0, "waits": 0, "retried_reads": 0}
-        self.has = set()            # the optional fields some record of it had
-        self.lost_ns = 0            # frlockstat v2's "lost": reader time lost
+        self.sums = {"writes": 0, "retries": 0, "waits": 0}
+        self.has_waits = False      # some record of it counted waits
+        self.lost_total_ns = 0      # frlockstat's "lost": reader time lost
         self.lost_bound = False     # ... of which some is a lower bound
         self.hists = {k: {} for k in feed.HISTS}
         self.callers = {}           # (kind, caller, from) -> [count, total_ns]
@@ -318,17 +312,16 @@ class View:
         lk.intervals.append(iv)
         for k in lk.sums:
             lk.sums[k] += rec.get(k, 0)
-        lk.has.update(k for k in ("waits", "retried_reads", "lost") if k in rec)
-        if "lost" in rec:
-            lk.lost_ns += rec["lost"]["ns"]
-            lk.lost_bound = lk.lost_bound or rec["lost"]["bound"]
+        lk.has_waits = lk.has_waits or "waits" in rec
+        lk.lost_total_ns += rec["lost"]["ns"]
+        lk.lost_bound = lk.lost_bound or rec["lost"]["bound"]
         for k in feed.HISTS:
             merge(lk.hists[k], rec.get(k, []))
         for c in iv["callers"]:
-            key = (c["kind"], c["caller"], c.get("from", ""))
+            key = (c["kind"], c["caller"], c["from"])
             s = lk.callers.setdefault(key, [0, 0])
             s[0] += c["count"]
-            s[1] += c.get("total_ns", 0)
+            s[1] += c["total_ns"]
         for top in ("writer", "reader"):
             f = rec.get("top_" + top)
             if f and f != "-":
@@ -389,31 +382,26 @@ class View:
         dt = iv["dt"]
         reads, covered = self.reads(iv["ts"] - dt, iv["ts"])
         reads_s = reads / covered if covered > 0 else None
-        frlock = lk.kind == "frlock"
-        # Exact where the lock counts retried reads (series v3's frlock: its
-        # "read" sites); else from the reader's retries, which are at least
-        # as many: the share that did not retry is then a lower bound.
-        exact = frlock and "retried_reads" in iv
-        gtod_retried = sum(c["count"] for c in iv["callers"]
-                           if is_gtod_read(c, "read" if exact else "retry"))
+        # gettimeofday's retries: at least as many as its reads that
+        # retried, so the share that did not retry is a lower bound.
+        gtod_retries = sum(c["count"] for c in iv["callers"] if is_gtod_retry(c))
         no_retry = None
         if reads and self.via != "vdso" and self.with_callers:
-            no_retry = max(0.0, 1.0 - gtod_retried / reads)
+            no_retry = max(0.0, 1.0 - gtod_retries / reads)
         hold = merge({}, iv["hold_ns"])
         keys = [k for k in feed.HISTS if iv.get(k)]
         row = {
             "lock": lk.name, "kind": lk.kind,
             "hists": {k: slots_hist(merge({}, iv[k])) for k in keys or ["hold_ns"]},
             "ts": iv["ts"], "dt": dt, "reads": reads, "reads_s": reads_s,
-            "gtod_retried": gtod_retried, "no_retry": no_retry,
+            "gtod_retries": gtod_retries, "no_retry": no_retry,
             "writes_s": iv["writes"] / dt, "retries_s": iv["retries"] / dt,
             "waits_s": iv["waits"] / dt if "waits" in iv else None,
-            "retried_s": iv["retried_reads"] / dt if frlock and "retried_reads" in iv else None,
         }
         row["cells"] = [iv.get("time") or "%.0f" % iv["ts"], rate(reads_s),
-                        ("" if exact or no_retry is None else "≥") + share(no_retry),
-                        rate(row["writes_s"]), rate(row["retries_s"]), rate(row["waits_s"]),
-                        rate(row["retried_s"])] + pct_cells(hold)
+                        ("" if no_retry is None else "≥") + share(no_retry),
+                        rate(row["writes_s"]), rate(row["retries_s"]),
+                        rate(row["waits_s"])] + pct_cells(hold)
         return row
 
     # --- what to show -----------------------------------------------------
@@ -442,24 +430,19 @@ class View:
         order = sorted(self.locks.values(),
                        key=lambda lk: (-lk.sums["retries"], -lk.sums["writes"], lk.name))
         for lk in order:
-            fr = lk.kind == "frlock"
             per = (lambda n: n / secs) if secs > 0 else (lambda n: None)
             writer = self._top(lk, ("write",), "writer")
-            # where reads retried; a frlock's retried reads without retry
-            # sites, or a seqcount's waits where none retried
+            # where reads retried, else where they waited
             reader = self._top(lk, ("retry",), "reader")
             if reader == "-":
-                reader = self._top(lk, ("read",) if fr else ("wait",), None)
+                reader = self._top(lk, ("wait",), None)
             out.append({"lock": lk.name, "kind": lk.kind, "cells": [
                 lk.name, lk.kind, rate(per(lk.sums["writes"]), 1)] +
                 pct_cells(lk.hists["hold_ns"]) + [
                 rate(per(lk.sums["retries"]), 1),
-                rate(per(lk.sums["waits"]), 1) if "waits" in lk.has else "-",
-                rate(per(lk.sums["retried_reads"]), 1) if fr and "retried_reads" in lk.has
-                else "-",
-                duration_rate(lk.lost_ns / secs, lk.lost_bound) if "lost" in lk.has and secs > 0
-                else "-",
-                lost99(lk.hists), writer, reader]})
+                rate(per(lk.sums["waits"]), 1) if lk.has_waits else "-",
+                duration_rate(lk.lost_total_ns / secs, lk.lost_bound) if secs > 0 else "-",
+                lost_cells(lk.hists)[1], writer, reader]})
         return out
 
     def _top(self, lk, kinds, field):
@@ -480,8 +463,8 @@ class View:
             KIND_ORDER.get(kv[0][0], 9), -kv[1][0], kv[0][1], kv[0][2]))
         out = []
         for (kind, caller, frm), (n, ns) in rows[:MAX_CALLERS]:
-            mean = "%d" % (ns // n) if n and kind in ("write", "read") else "-"
-            out.append([kind, caller, frm or "-", count(n), mean])
+            mean = "%d" % (ns // n) if n and kind == "write" else "-"
+            out.append([kind, caller, frm, count(n), mean])
         return out, len(rows) - len(out)
 
     def lost_line(self):
@@ -494,10 +477,8 @@ class View:
                 ": " + ", ".join("%s %s" % (e, count(n)) for e, n in sorted(by.items()))
                 if by else ""))
         if self.drops and self.drops["drops"]:
-            by = self.drops.get("by_map")
-            # v1: {map: count}; v2: {map: {"full", "busy", "other"}}
-            by = {m: sum(n.values()) if isinstance(n, dict) else n
-                  for m, n in by.items()} if isinstance(by, dict) else {}
+            # {map: {"full": n, "busy": n, "other": n}}
+            by = {m: sum(n.values()) for m, n in self.drops.get("by_map", {}).items()}
             parts.append("%s dropped (a map update failed%s)" % (
                 count(self.drops["drops"]),
                 ": " + ", ".join("%s %s" % (m, count(n)) for m, n in sorted(by.items()) if n)
@@ -526,10 +507,6 @@ class View:
         return {"malformed": sum(self.malformed.values()),
                 "unknown": sum(self.unknown.values()), "newer": sum(self.newer.values())}
 
-    def detail_rows(self):
-        lk = self.locks.get(self.detail) if self.detail else None
-        return lk.rows if lk else []
-
     def snapshot(self):
         """Everything the page, the report and the tests show: JSON-ready,
         every cell a string already formatted."""
@@ -552,11 +529,98 @@ class View:
                            "no call sites: frlockstat ran without -c"}
         done = lk.intervals[:lk.done] if lk else []
         t0 = self._t0()
-        snap["hists"] = {k: self._hist(done, k) for k in CHART_HISTS}
-        snap["heat"] = {k: self._heat(done, k, t0) for k in CHART_HISTS}
+        snap["hists"] = {k: self._hist(done, k) for k in feed.HISTS}
+        snap["heat"] = {k: self._heat(done, k, t0) for k in feed.HISTS}
         snap["series"] = self._series(lk, done, t0)
         snap["numbers"] = self._numbers(lk, done)
         return snap
+
+    def run_summary(self):
+        """The run as the labs print it, or None before the detail
+        lock is known: that lock over the intervals gtod-load ran in (its
+        rows with reads), each figure over those same windows, gtod-load's
+        own totals (load_summary) beside them. Numbers, and "cells": the
+        figures as the view formats them, a bound marked as one ("≤", "≥")."""
+        lk = self.locks.get(self.detail) if self.detail else None
+        if lk is None:
+            return None
+        loaded = [(iv, r) for iv, r in zip(lk.intervals, lk.rows) if r["reads"]]
+        ivs = [iv for iv, _ in loaded]
+        secs = sum(iv["dt"] for iv in ivs)
+        reads = sum(r["reads"] for _, r in loaded)
+        writes = sum(iv["writes"] for iv in ivs)
+        retries = sum(iv["retries"] for iv in ivs)
+        waits = sum(iv.get("waits", 0) for iv in ivs) if lk.has_waits else None
+        hists = {k: {} for k in feed.HISTS}
+        for iv in ivs:
+            for k in feed.HISTS:
+                merge(hists[k], iv.get(k, []))
+        lost, _ = lost_slots(hists)
+        gtod = sum(r["gtod_retries"] for _, r in loaded)
+        # The other readers' retries: the kernel's own, adjtimex's read.
+        other = sum(c["count"] for iv in ivs for c in iv["callers"]
+                    if c["kind"] == "retry" and not is_gtod_retry(c))
+        # A read may retry more than once: retries / reads is at least the
+        # share of reads that retried.
+        measured = reads and self.via != "vdso" and self.with_callers
+        retried_share = gtod / reads if measured else None
+        hold_sum = sum(iv["hold_ns_sum"] for iv in ivs)
+        ls = self.summary or {}
+        load_reads = ls.get("total_count")
+        out = {
+            "lock": lk.name, "kind": lk.kind, "via": self.via, "callers": self.with_callers,
+            "intervals": len(ivs), "seconds": secs, "reads": reads,
+            "reads_s": reads / secs if secs else None,
+            "writes": writes, "writes_s": writes / secs if secs else None,
+            "retries": retries, "waits": waits,
+            "gtod_retries": gtod, "other_retries": other,
+            "retried_share": retried_share,
+            # every time a reader was held back (a wait, or a pass run
+            # again), per million of gtod-load's reads in the same windows
+            "held_per_million": 1e6 * (retries + (waits or 0)) / reads if reads else None,
+            "hold_mean_ns": hold_sum / writes if writes else None,
+            # the share of the time inside a write section
+            "in_write": hold_sum / (secs * 1e9) if secs else None,
+            "lost_total_ns": sum(iv["lost"]["ns"] for iv in ivs),
+            "lost_bound": any(iv["lost"]["bound"] for iv in ivs),
+            # the losses by log2 slot (slot_label names them)
+            "lost_slots": lost,
+            # gtod-load's own: its calls over its whole run, and each
+            # thread's time per call (it reads back to back)
+            "load_reads": load_reads, "load_seconds": ls.get("duration_s"),
+            "threads": ls.get("threads"),
+            "read_ns": ls["threads"] * ls["duration_s"] / load_reads * 1e9
+            if load_reads else None,
+            "adjtimex_s": ls.get("writes"), "write_rate": ls.get("write_rate"),
+        }
+        out["cells"] = {
+            "retried_share": "-" if retried_share is None else "≤" + share(retried_share),
+            "hold": pct_cells(hists["hold_ns"]), "lost": lost_cells(hists),
+            "lost_s": duration_rate(out["lost_total_ns"] / secs, out["lost_bound"]) if secs else "-",
+        }
+        return out
+
+    def program_runs(self, t0, t1):
+        """The events frlockstat ran a BPF program for, per second, over its
+        intervals wholly inside [t0, t1], every lock's: a write section is
+        two (begin, end), a retry and a wait one each; and the readers'
+        alone (retries and waits: where -c walks the stack). None if no
+        interval lies inside."""
+        by_ts = {}
+        for lk in self.locks.values():
+            for iv in lk.intervals:
+                if iv["ts"] - iv["dt"] < t0 or iv["ts"] > t1:
+                    continue
+                e = by_ts.setdefault(iv["ts"], [iv["dt"], 0, 0])
+                readers = iv["retries"] + iv.get("waits", 0)
+                e[1] += 2 * iv["writes"] + readers
+                e[2] += readers
+        secs = sum(e[0] for e in by_ts.values())
+        if secs <= 0:
+            return None
+        return {"events_per_s": sum(e[1] for e in by_ts.values()) / secs,
+                "reader_events_per_s": sum(e[2] for e in by_ts.values()) / secs,
+                "seconds": secs}
 
     def _t0(self):
         starts = [iv["ts"] - iv["dt"] for lk in self.locks.values() for iv in lk.intervals[:1]]
@@ -602,14 +666,10 @@ class View:
     def _series(self, lk, done, t0):
         reads = [[round(end - t0, 3), total] for end, _, total, _ in self.loads]
         adj = [[round(end - t0, 3), w] for end, _, _, w in self.loads]
-        fr = lk is not None and lk.kind == "frlock"
         writes = [[round(iv["ts"] - t0, 3), iv["writes"] / iv["dt"]] for iv in done]
-        by_read = fr and all("retried_reads" in iv for iv in done)
-        retried = [[round(iv["ts"] - t0, 3),
-                    (iv["retried_reads"] if by_read else iv["retries"]) / iv["dt"]] for iv in done]
+        retries = [[round(iv["ts"] - t0, 3), iv["retries"] / iv["dt"]] for iv in done]
         xs = [p[0] for p in reads + writes]
-        return {"reads": reads, "adjtimex": adj, "writes": writes, "retried": retried,
-                "retried_label": "retried reads/s" if by_read else "retries/s",
+        return {"reads": reads, "adjtimex": adj, "writes": writes, "retried": retries,
                 "xmax": math.ceil(max(xs)) if xs else 1}
 
     def _numbers(self, lk, done):
@@ -619,9 +679,7 @@ class View:
              ["intervals", count(len(done))],
              ["write sections", count(sum(iv["writes"] for iv in done))],
              ["retries", count(sum(iv["retries"] for iv in done))]]
-        if lk and "retried_reads" in lk.has:
-            n.append(["retried reads", count(sum(iv.get("retried_reads", 0) for iv in done))])
-        if lk and "waits" in lk.has:
+        if lk and lk.has_waits:
             n.append(["waits", count(sum(iv.get("waits", 0) for iv in done))])
         n.append(["mean reads/s", rate(sum(rs) / len(rs)) if rs else "-"])
         n.append(["locks", count(len(self.locks))])

@@ -32,20 +32,21 @@ def logs():
 
 def vdso(r):
     s, v = r["runs"]["syscall"], r["runs"]["vdso"]
-    ok = (s["syscalls"] > 0 and s["gtod_retried"] > 0 and v["syscalls"] == 0 and
-          v["gtod_retried"] == 0 and v["writes"] > 0 and
+    ok = (s["syscalls"] > 0 and s["gtod_retries"] > 0 and v["syscalls"] == 0 and
+          v["gtod_retries"] == 0 and v["writes"] > 0 and
           # the explanation quotes this run, not a canned figure
           "{:,}".format(s["syscalls"]) in " ".join(r["text"]))
-    return ("syscall run: %d gettimeofday syscalls, %d retried at ktime_get_real_ts64; vDSO "
-            "run: %d syscalls, %d retried there, %d write sections" % (
-                s["syscalls"], s["gtod_retried"], v["syscalls"], v["gtod_retried"],
+    return ("syscall run: %d gettimeofday syscalls, %d retries at ktime_get_real_ts64; vDSO "
+            "run: %d syscalls, %d retries there, %d write sections" % (
+                s["syscalls"], s["gtod_retries"], v["syscalls"], v["gtod_retries"],
                 v["writes"])), ok
 
 
 def rate(r):
     runs = sorted(r["runs"], key=lambda x: x["writes_s"])
-    sh = [x["retry_share"] for x in runs]
-    return ("writes/s %s, retry share %s" % ([round(x["writes_s"]) for x in runs], sh),
+    sh = [x["retried_share"] for x in runs]
+    return ("writes/s %s, retries per read (at least the share that retried) %s" % (
+        [round(x["writes_s"]) for x in runs], sh),
             runs[-1]["writes_s"] > 10 * runs[0]["writes_s"] and sh[-1] > 2 * sh[0] and
             sh[-1] >= max(sh) / 2)
 
@@ -70,7 +71,7 @@ def window(r):
 
 def starve(r):
     runs = sorted(r["runs"], key=lambda x: x["writes_s"])
-    t = [x["held_pm"] for x in runs]
+    t = [x["held_per_million"] for x in runs]
     return ("writes/s %s, reads held back (waits and retries) per million reads %s" % (
         [round(x["writes_s"]) for x in runs], [round(x, 1) for x in t]),
         runs[-1]["writes_s"] > 10 * runs[0]["writes_s"] and t[-1] > 2 * t[0] and

@@ -125,6 +125,8 @@ class Shows(unittest.TestCase):
                                         ("locks", "rows", "callers")], what + ": headers")
         self.assertEqual(s["lost"], snap["lost"], what + ": lost events")
         self.assertEqual(s["skipped"], snap["skipped"], what + ": skipped")
+        self.assertEqual(s["skippedWarn"], any(snap["skipped_counts"].values()),
+                         what + ": the skipped line in red when not zero")
         self.assertEqual(s["detail"], snap["detail"]["lock"], what + ": the detail lock")
         self.assertEqual(s["numbers"], snap["numbers"], what + ": the numbers")
         for k, h in snap["hists"].items():
@@ -136,7 +138,7 @@ class Shows(unittest.TestCase):
         self.assertEqual((s["heat"]["cols"], s["heat"]["cells"], s["heat"]["drawn"]),
                          (len(heat["cols"]), heat["cells"], heat["cells"]), what + ": heatmap")
         canvases = {c[0]: c for c in page["canvases"]}
-        for cid in ("heatmap", "rates") + view.CHART_HISTS:
+        for cid in ("heatmap", "rates") + tuple(snap["hists"]):
             self.assertTrue(cid in canvases and canvases[cid][1] >= 200 and
                             canvases[cid][2] >= 100, "%s: canvas %s drawn" % (what, cid))
 
@@ -167,7 +169,7 @@ class SameCells(Shows):
         self.assertTrue(any(r[1] == "seqcount" for r in snap["locks"]["rows"]))
         # Every chart the page draws has data in a recording of the current
         # tools (the v3 fixture hid two charts left empty by v4's feed).
-        self.assertEqual([k for k in view.CHART_HISTS if not snap["hists"][k]["labels"]], [])
+        self.assertEqual([k for k, h in snap["hists"].items() if not h["labels"]], [])
         srv = Srv("live", "--terminal", "--once", "--linger", "120", FIXTURE)
         try:
             page = browse("live", srv.url)
@@ -191,7 +193,7 @@ class SameCells(Shows):
             ts = 500.0 + i
             recs += [S.caller("tk_core.lock", "write", "timekeeping_advance+0x4f3", 300 + i,
                               "update_wall_time+0xc", 1000),
-                     S.stat("tk_core.lock", "frlock", ts, 300 + i, retries=2, retried=2),
+                     S.stat("tk_core.lock", "frlock", ts, 300 + i, retries=2),
                      S.stat("d_seq", "seqcount", ts, 9000 + i, retries=800 if i > 4 else 0,
                             waits=3),
                      S.load(ts + 0.05, 40000.0)]
