@@ -19,6 +19,7 @@ bad usage.
 """
 
 import json
+import argparse
 import os
 import statistics
 import sys
@@ -104,7 +105,8 @@ def gtod_run(path):
     lock gettimeofday reads, over the intervals in which the load ran."""
     if not os.path.isfile(path):
         raise LabError("%s is missing: the guest did not write it" % path)
-    v, _ = dash_report.read_view(path)
+    fd = dash_report.read_feed(path)
+    v = fd.view
     if v.summary is None:
         raise LabError("%s has no load_summary: gtod-load did not finish" % path)
     run = v.run_summary()
@@ -114,6 +116,9 @@ def gtod_run(path):
     run["feed"] = os.path.basename(path)
     # the view's skipped line, which analyse() prints, when it skipped any
     run["skipped"] = v.skipped_line() if any(v.skipped().values()) else None
+    if fd.after_end:
+        run["skipped"] = "%s%d lines after feed_end not read" % (
+            run["skipped"] + "; " if run["skipped"] else "", fd.after_end)
     run["rows"] = v.snapshot()["rows"]["rows"]
     return run
 
@@ -802,32 +807,46 @@ def analyse(name, d):
     return write_report(name, d, res, meta)
 
 
+def parser():
+    p = argparse.ArgumentParser(
+        prog="host/lab-analyse", description="The teaching labs' questions and analyses (labs/lab runs "
+        "them; labs/README.md).", epilog="Exit status: 0; 1 if a run's results cannot be "
+        "analysed; 2 on bad usage or a folder that does not exist.")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="list | question NAME | "
+                           "analyse NAME DIR")
+    sub.add_parser("list", help="the labs, numbered")
+    q = sub.add_parser("question", help="a lab's question and what to predict")
+    q.add_argument("name", choices=ANALYSE, metavar="NAME")
+    an = sub.add_parser("analyse", help="a lab's analysis of the results in DIR")
+    an.add_argument("name", choices=ANALYSE, metavar="NAME")
+    an.add_argument("dir", metavar="DIR")
+    return p
+
+
 def main(argv, out=None):
-    if len(argv) == 1 and argv[0] == "list":
+    p = parser()
+    a = p.parse_args(argv)
+    if a.cmd == "list":
         for name, lab in sorted(LABS.items(), key=lambda x: x[1]["n"]):
             print("  %d %-18s %s" % (lab["n"], name, lab["title"]), file=out or sys.stdout)
         return 0
-    if len(argv) == 2 and argv[0] == "question" and argv[1] in ANALYSE:
-        lab = LABS[argv[1]]
-        print("lab %d, %s: %s\n" % (lab["n"], argv[1], lab["title"]))
+    if a.cmd == "question":
+        lab = LABS[a.name]
+        print("lab %d, %s: %s\n" % (lab["n"], a.name, lab["title"]))
         print(textwrap.fill(lab["question"], 78))
         print()
         print(textwrap.fill(lab["predict"], 78))
         return 0
-    if len(argv) == 3 and argv[0] == "analyse" and argv[1] in ANALYSE:
-        if not os.path.isdir(argv[2]):
-            print("%s: %s: no such folder" % (PROG, argv[2]), file=sys.stderr)
-            return 2
-        try:
-            print(analyse(argv[1], argv[2]))
-        except (LabError, dash_report.ReportError) as e:
-            print("%s: %s" % (PROG, e), file=sys.stderr)
-            return 1
-        except OSError as e:
-            print("%s: %s: %s" % (PROG, e.filename, e.strerror), file=sys.stderr)
-            return 1
-        return 0
-    print("usage: %s list | question NAME | analyse NAME DIR (NAME one of: %s)"
-          % (PROG, ", ".join(ANALYSE)), file=sys.stderr)
-    return 2
+    if not os.path.isdir(a.dir):
+        p.error("%s: no such folder" % a.dir)
+    try:
+        print(analyse(a.name, a.dir))
+    except (LabError, dash_report.ReportError) as e:
+        print("%s: %s" % (PROG, e), file=sys.stderr)
+        return 1
+    except OSError as e:
+        print("%s: %s: %s" % (PROG, e.filename, e.strerror), file=sys.stderr)
+        return 1
+    return 0
+
 

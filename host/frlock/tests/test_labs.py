@@ -141,11 +141,19 @@ class LabsPrintTheView(unittest.TestCase):
     def test_skipped_lines_are_printed(self):
         """labs: a line of a feed that the view skipped is named in what the lab prints"""
         self.rate_runs()
-        with open(os.path.join(self.dir, "run-syscall-5000.ndjson"), "ab") as f:
-            f.write(b"not json\n")
+        path = os.path.join(self.dir, "run-syscall-5000.ndjson")
+        with open(path) as f:
+            lines = f.readlines()
+        # one line inside the feed, one after its feed_end (which the
+        # server and the labs count and do not read)
+        lines.insert(len(lines) - 1, "not json\n")
+        self.assertIn('"feed_end"', lines[-1])
+        with open(path, "w") as f:
+            f.writelines(lines + ["after the end\n"])
         out = self.analyse("writer-rate")
         self.assertIn("lab writer-rate: run-syscall-5000.ndjson: skipped: 1 malformed lines, "
-                      "0 records of unknown type, 0 of a newer schema", out)
+                      "0 records of unknown type, 0 of a newer schema; 1 lines after feed_end "
+                      "not read", out)
         self.assertNotIn("run-syscall-500.ndjson: skipped", out)
 
     def test_reader_starvation(self):
