@@ -3,7 +3,8 @@
 run one command in it (or a shell), in the manner of virtme-ng's vng.
 
 The repository is shared read-only at /opt/frlock, --results DIR
-read-write at /results, --add files appear under /opt/add, --port
+read-write at /results, --add files appear under /opt/add, --carry files
+at their own absolute path (a user's program and its libraries), --port
 NAME=HOSTFILE gives the guest a virtio-serial port
 /dev/virtio-ports/frlock.NAME whose output goes to HOSTFILE, and --hostfwd
 HOSTPORT:GUESTPORT forwards 127.0.0.1:HOSTPORT on the host to the guest's
@@ -49,7 +50,7 @@ PROG = "run-guest"
 HERE = os.path.join(TOP, "host")
 LIVELOCK, PANIC, TIMEOUT, FAILED = 122, 123, 124, 125
 USAGE = """usage: run-guest [--kernel PATH] [--smp N] [--mem MB] [--timeout S] [--accel auto|kvm|tcg]
-                 [--add HOSTFILE]... [--port NAME=HOSTFILE]... [--hostfwd HOSTPORT:GUESTPORT]...
+                 [--add HOSTFILE]... [--carry /HOSTFILE]... [--port NAME=HOSTFILE]... [--hostfwd HOSTPORT:GUESTPORT]...
                  [--append KERNEL_ARGS] [--results DIR] [--log FILE] [--exec 'CMD']
                  [--retry-livelock] [-v]
 """
@@ -81,11 +82,11 @@ def cache_dir():
 
 def parse(argv):
     a = argparse.Namespace(kernel=None, smp="2", mem="2048", timeout=None, accel="auto",
-                           adds=[], ports=[], fwds=[], append="", results=None, log=None,
+                           adds=[], carries=[], ports=[], fwds=[], append="", results=None, log=None,
                            cmd=None, verbose=False, retry_livelock=False)
     single = {"--kernel": "kernel", "--smp": "smp", "--mem": "mem", "--timeout": "timeout",
               "--accel": "accel", "--results": "results", "--log": "log"}
-    many = {"--add": "adds", "--port": "ports", "--hostfwd": "fwds"}
+    many = {"--add": "adds", "--carry": "carries", "--port": "ports", "--hostfwd": "fwds"}
     args = list(argv)
     while args:
         opt = args.pop(0)
@@ -171,6 +172,9 @@ def check(a):
         if b in seen:
             raise Usage("--add: two files named '%s'" % b)
         seen.add(b)
+    for f in a.carries:
+        if not (os.path.isabs(f) and os.path.isfile(f)):
+            raise Usage("--carry wants an absolute path to a file, not '%s'" % f)
     if a.kernel:
         k = a.kernel
         if os.path.isdir(k):
@@ -439,6 +443,19 @@ class Runner:
                     shutil.copytree(src, dst, symlinks=False)
                 else:
                     shutil.copy(src, dst)
+            except OSError:
+                raise Fail("cannot copy '%s'" % src)
+        for src in a.carries:
+            # At the path the host's loader named: the rootfs keeps the
+            # host's libraries at those paths, in plain directories.
+            rel = os.path.normpath(src).lstrip("/")
+            dst = os.path.join(job, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            parts = rel.split("/")[:-1]
+            for i in range(len(parts)):
+                os.chmod(os.path.join(job, *parts[:i + 1]), 0o755)
+            try:
+                shutil.copy(src, dst)
             except OSError:
                 raise Fail("cannot copy '%s'" % src)
         with open(self.initrd, "wb") as out:
