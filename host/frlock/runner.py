@@ -3,7 +3,8 @@
 run one command in it (or a shell), in the manner of virtme-ng's vng.
 
 The repository is shared read-only at /opt/frlock, --results DIR
-read-write at /results, --add files appear under /opt/add, --port
+read-write at /results, --add files appear under /opt/add, --carry files
+at their own absolute path (a user's program and its libraries), --port
 NAME=HOSTFILE gives the guest a virtio-serial port
 /dev/virtio-ports/frlock.NAME whose output goes to HOSTFILE, and --hostfwd
 HOSTPORT:GUESTPORT forwards 127.0.0.1:HOSTPORT on the host to the guest's
@@ -89,6 +90,9 @@ def parser():
     p.add_argument("--accel", default="auto", metavar="auto|kvm|tcg")
     p.add_argument("--add", dest="adds", action="append", default=[], metavar="HOSTFILE",
                    help="a file the guest sees under /opt/add")
+    p.add_argument("--carry", dest="carries", action="append", default=[], metavar="/HOSTFILE",
+                   help="a file the guest sees at the same absolute path (a program and its "
+                   "libraries: host/frlock/carry.py)")
     p.add_argument("--port", dest="ports", action="append", default=[], metavar="NAME=HOSTFILE",
                    help="a virtio-serial port /dev/virtio-ports/frlock.NAME written to HOSTFILE")
     p.add_argument("--hostfwd", dest="fwds", action="append", default=[],
@@ -168,6 +172,9 @@ def check(a):
         if b in seen:
             raise Usage("--add: two files named '%s'" % b)
         seen.add(b)
+    for f in a.carries:
+        if not (os.path.isabs(f) and os.path.isfile(f)):
+            raise Usage("--carry wants an absolute path to a file, not '%s'" % f)
     if a.kernel:
         k = a.kernel
         if os.path.isdir(k):
@@ -436,6 +443,19 @@ class Runner:
                     shutil.copytree(src, dst, symlinks=False)
                 else:
                     shutil.copy(src, dst)
+            except OSError:
+                raise Fail("cannot copy '%s'" % src)
+        for src in a.carries:
+            # At the path the host's loader named: the rootfs keeps the
+            # host's libraries at those paths, in plain directories.
+            rel = os.path.normpath(src).lstrip("/")
+            dst = os.path.join(job, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            parts = rel.split("/")[:-1]
+            for i in range(len(parts)):
+                os.chmod(os.path.join(job, *parts[:i + 1]), 0o755)
+            try:
+                shutil.copy(src, dst)
             except OSError:
                 raise Fail("cannot copy '%s'" % src)
         with open(self.initrd, "wb") as out:
