@@ -266,6 +266,15 @@
 				? 'guide warn' : 'guide';
 			el('incomplete').hidden = !v.incomplete;
 			el('incomplete').textContent = v.incomplete || '';
+			const w = v.workload;
+			el('workload').hidden = !w;
+			if (w) {
+				el('workload-command').textContent = w.command;
+				el('workload-ended').textContent = w.ended;
+				el('workload-ended').className = w.failed ? 'unit warn' : 'unit';
+				el('workload-note').textContent = w.output_note || '';
+				el('workload-output').textContent = w.output.join('\n');
+			}
 			el('detail-lock').textContent = v.detail.lock || '–';
 			el('detail-why').textContent = v.detail.why || '';
 			const dl = el('numbers');

@@ -3,9 +3,10 @@
 
 One JSON object per line, written in the guest by frlockstat -j
 ("frlockstat", "frlockstat_caller", "frlockstat_drops",
-"frlockstat_missed") and gtod-load -j ("load", "load_summary"), ended by
-frlock-watch's {"type":"feed_end"}. Every record but feed_end carries
-the schema version "v" (an integer); this reader knows SCHEMA alone
+"frlockstat_missed"), gtod-load -j ("load", "load_summary") or, in its
+place, frlock-watch for the user's own workload ("workload_start",
+"workload_end"), ended by frlock-watch's {"type":"feed_end"}. Every
+record but feed_end carries the schema version "v" (an integer); this reader knows SCHEMA alone
 (frlockstat v4's records). A line is:
 
   a record     a JSON object of a known type, of a version this reader
@@ -36,7 +37,7 @@ SCHEMA = 2
 UNVERSIONED = ("feed_end",)
 
 TYPES = ("frlockstat", "frlockstat_caller", "frlockstat_drops", "frlockstat_missed",
-         "load", "load_summary", "feed_end")
+         "load", "load_summary", "workload_start", "workload_end", "feed_end")
 HISTS = ("hold_ns", "wait_ns", "retry_lb_ns")
 
 
@@ -95,6 +96,13 @@ FIELDS = {
              {"writes": _num, "via": lambda v: v in ("syscall", "vdso")}),
     "load_summary": ({"via": lambda v: v in ("syscall", "vdso"), "total_count": _count,
                       "duration_s": _num, "threads": _count}, {}),
+    # make run CMD=...: the argument vector as the host gave it (null if
+    # none was given), and how it ended; its output is not in the feed
+    # (frlock-watch keeps its last bytes apart: makerun.py)
+    "workload_start": ({"argv": lambda a: a is None or (
+        isinstance(a, list) and all(_str(w) for w in a)), "cap_s": _count}, {}),
+    "workload_end": ({"status": _count, "capped": lambda c: c in (0, 1), "seconds": _count,
+                      "output_bytes": _count, "kept_bytes": _count}, {}),
     "feed_end": ({}, {"status": _count}),
 }
 

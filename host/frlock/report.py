@@ -51,7 +51,9 @@ def escape(s):
 def read_feed(path, lock=None):
     """The server's Feed of a whole feed file, ended: read to feed_end
     (lines after it counted, not read) or to the file's end."""
-    fd = server.Feed(os.path.basename(path), lock=lock, tell=lambda msg: None)
+    fd = server.Feed(os.path.basename(path), lock=lock, tell=lambda msg: None,
+                     output=os.path.join(os.path.dirname(os.path.abspath(path)),
+                                         server.WORKLOAD_OUTPUT))
     fd.reader = feed.LineReader(path, False, fd.add_line)
     fd.reader.run()
     fd.end()

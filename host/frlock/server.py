@@ -102,11 +102,44 @@ def diff(old, new, path, ops):
     return ops
 
 
+# make run CMD=...: the workload's output, which frlock-watch keeps out of
+# the feed and sends on a port of its own, lies beside the feed's file.
+WORKLOAD_OUTPUT = "workload-output.txt"
+OUTPUT_LINES = 20       # of it, shown
+OUTPUT_WAIT_S = 5       # for the port's last bytes, which left the guest first
+
+
+def workload_output(path, kept):
+    """The last lines of the workload's output in PATH, which should hold
+    KEPT bytes (the guest's count), and a note when it does not: (lines,
+    note). Control characters are shown as U+FFFD, never sent to a
+    terminal."""
+    deadline = time.monotonic() + OUTPUT_WAIT_S
+    while True:
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = None
+        if (size is not None and size >= kept) or time.monotonic() >= deadline:
+            break
+        time.sleep(0.1)
+    if size is None:
+        return [], "its output is missing (%s)" % path
+    with open(path, "rb") as f:
+        f.seek(max(0, size - 64 * 1024))
+        text = f.read().decode("utf-8", errors="replace")
+    lines = ["".join(c if c == "\t" or (c >= " " and c != "\x7f") else "\ufffd" for c in ln)
+             for ln in text.splitlines()[-OUTPUT_LINES:]]
+    note = None if size >= kept else (
+        "its output holds %d of the %d bytes the guest kept" % (size, kept))
+    return lines, note
+
+
 class Feed:
     """The one View of the feed, shared by the reader and the page streams."""
 
     def __init__(self, source, term=None, console_log=None, interval=1.0, lock=None,
-                 tell=log):
+                 tell=log, output=None):
         self.cond = threading.Condition()
         self.tell = tell            # one line on stderr; the report's reading passes none
         self.view = view.View(lock)
@@ -114,6 +147,7 @@ class Feed:
         self.console_log = console_log
         self.interval = interval    # seconds; frlockstat's records say theirs
         self.source = source
+        self.output = output        # the workload's output file (WORKLOAD_OUTPUT)
         self.instance = uuid.uuid4().hex[:12]
         self.reader = None          # the LineReader, told to stop following at feed_end
         self.lines = 0
@@ -150,7 +184,12 @@ class Feed:
                 self.stall = None
             self.last_line = now
             before = self.view.skipped()
+            had_end = self.view.workload and self.view.workload["end"]
             rows = self.view.add_line(raw)
+            w = self.view.workload
+            if w and w["end"] and not had_end and self.output:
+                self.view.set_workload_output(*workload_output(
+                    self.output, w["end"]["kept_bytes"]))
             for row in rows:
                 self.interval = row["dt"]
                 self.print_lines(terminal.interval_text(row))
@@ -471,7 +510,8 @@ def main(argv):
         log("Chart.js not found at %s (apt-get install libjs-chart.js)" % a.chartjs)
         return 1
     fd = Feed(os.path.basename(a.input), sys.stdout if a.terminal else None, a.console_log,
-              a.interval, a.lock)
+              a.interval, a.lock, output=os.path.join(os.path.dirname(os.path.abspath(
+                  a.input)), WORKLOAD_OUTPUT))
     try:
         srv = Server(("127.0.0.1", a.port), Handler)
     except OSError as e:

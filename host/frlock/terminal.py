@@ -41,12 +41,27 @@ def interval_text(row):
     return out
 
 
+def workload_text(w):
+    """The user's workload (make run CMD=...): its command line, how it
+    ended, its last lines of output; nothing for gtod-load's run."""
+    if w is None:
+        return []
+    out = ["workload: %s" % w["command"], "  %s" % w["ended"]]
+    if w["output_note"]:
+        out.append("  (%s)" % w["output_note"])
+    if w["output"]:
+        out.append("  its last lines of output:")
+        out.extend("  | " + ln for ln in w["output"])
+    return out + [""]
+
+
 def final_text(snap):
     """The whole run: every lock, the detail lock's intervals, its call
     sites, lost events, what was skipped and, for a feed that ended
     without the guest's feed_end, that the run is incomplete."""
     d = snap["detail"]
-    out = ["", "every lock, whole run (%g s):" % snap["locks"]["seconds"]]
+    out = [""] + workload_text(snap["workload"])
+    out.append("every lock, whole run (%g s):" % snap["locks"]["seconds"])
     out.extend(table(snap["locks"]["columns"], snap["locks"]["rows"]))
     out.append("")
     out.append("%s per interval (%d intervals; %s):" % (

@@ -36,6 +36,7 @@ A per-interval row of the detail lock:
 
 import bisect
 import math
+import shlex
 
 from . import feed
 
@@ -238,6 +239,8 @@ class View:
         self.newer = {}             # version -> records
         self.ended = False
         self.feed_end = False       # the guest's {"type":"feed_end"} was read
+        self.workload = None        # make run CMD=...: workload_start, then its end
+        self.workload_out = None    # (its output's last lines, a note), from the host
         self.last_ts = None         # the newest frlockstat interval's end
         self.version = 0            # bumped by every change
 
@@ -285,6 +288,14 @@ class View:
         if t == "frlockstat_missed":
             self.missed = rec
             return []
+        if t == "workload_start":
+            self.workload = {"argv": rec["argv"], "cap_s": rec["cap_s"], "end": None}
+            return []
+        if t == "workload_end":
+            if self.workload is None:
+                self.workload = {"argv": None, "cap_s": None, "end": None}
+            self.workload["end"] = rec
+            return []
         self.feed_end = True
         return self.end()           # feed_end: the guest says it is done
 
@@ -304,9 +315,14 @@ class View:
         lk = self.locks.get(name)
         if lk is None:
             lk = self.locks[name] = Lock(name, rec["kind"])
-            if self.detail is None and is_gtod_lock(name):
+            if self.detail is None and self.workload is None and is_gtod_lock(name):
                 self.detail = name
                 self.why = "the lock gettimeofday(2) reads"
+        if self.detail is None and self.workload is not None and (
+                rec["retries"] or rec.get("waits", 0)):
+            # The user's workload: no lock is known to matter beforehand.
+            self.detail = name
+            self.why = "the first lock whose readers retried or waited under the workload"
         iv = dict(rec)
         iv["callers"] = self.pending_callers.pop(name, [])
         lk.intervals.append(iv)
@@ -507,6 +523,45 @@ class View:
         return {"malformed": sum(self.malformed.values()),
                 "unknown": sum(self.unknown.values()), "newer": sum(self.newer.values())}
 
+    def set_workload_output(self, lines, note=None):
+        """The workload's last lines of output, which the host reads from
+        the guest's output port (frlock-watch keeps them out of the feed),
+        and a note when they are not all there."""
+        self.version += 1
+        self.workload_out = (list(lines), note)
+
+    def workload_cells(self):
+        """The user's workload as every view shows it: its command line,
+        how it ended, its last lines of output; None for gtod-load's run."""
+        w = self.workload
+        if w is None:
+            return None
+        argv = w["argv"]
+        cmd = " ".join(shlex.quote(a) for a in argv) if argv else "(not named)"
+        e = w["end"]
+        if e is None:
+            ended = ("did not end: the feed ended first" if self.ended else
+                     "running (at most %s s)" % w["cap_s"])
+        elif e["capped"]:
+            ended = ("stopped at the %s s cap (exit status %d): it had not ended by itself"
+                     % (w["cap_s"], e["status"]))
+        else:
+            ended = "exited %d after %d s%s" % (e["status"], e["seconds"],
+                                                "" if e["status"] == 0 else ": it FAILED")
+        out = {"command": cmd, "ended": ended, "failed": bool(e and e["status"] and
+                                                              not e["capped"]),
+               "output": [], "output_note": None}
+        if e is not None:
+            if e["output_bytes"] > e["kept_bytes"]:
+                out["output_note"] = ("it printed %s bytes; the last %s were kept"
+                                      % (count(e["output_bytes"]), count(e["kept_bytes"])))
+            if self.workload_out is not None:
+                lines, note = self.workload_out
+                out["output"] = lines
+                if note:
+                    out["output_note"] = note
+        return out
+
     def snapshot(self):
         """Everything the page, the report and the tests show: JSON-ready,
         every cell a string already formatted."""
@@ -522,6 +577,7 @@ class View:
             "lost": self.lost_line(), "skipped": self.skipped_line(),
             "incomplete": self.incomplete_line(),
             "skipped_counts": self.skipped(),
+            "workload": self.workload_cells(),
         }
         callers, more = self.caller_rows(lk) if lk else ([], 0)
         snap["callers"] = {"columns": list(CALLER_COLUMNS), "rows": callers, "more": more,
