@@ -40,7 +40,7 @@ ev_overruns() {
 # overlaps it, and on a loaded host TCG's vCPU threads take turns: 3 s
 # of storm beside the gettimeofday load saw 590 retries in one run and
 # none in another.
-EV_RENAME_ROUNDS=10
+EV_RENAME_ROUNDS=15
 EV_RENAME_ROUND_S=2
 EV_RENAME_HIST=/sys/kernel/tracing/instances/ev-rename
 
