@@ -11,7 +11,7 @@ ev_sym() {
 
 # ev_meta LOST: a recording's NAME.meta for host/judge-events: the two
 # locks' addresses, the events the tracer lost and, after an ev_load, its
-# rename storm's rounds (ev_rename_storm).
+# rename storm's rounds, bound and count (written by ev_load).
 ev_meta() {
 	echo "tk_core $(ev_sym tk_core)"
 	echo "rename_lock $(ev_sym rename_lock)"
