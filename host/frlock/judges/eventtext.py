@@ -97,12 +97,17 @@ def join(records, edge_max=4):
     time to the nanosecond (perf script --ns); at ftrace's microseconds a
     task's retry and that of an interrupt on its CPU can print the same
     line, so a repeated read is kept there. A repeat is counted as dup and
-    left out. perf script repeated records in three of this project's
+    left out. perf script repeated records in five of this project's
     runs, never trace-cmd nor ftrace: 9 lines among 262,479; 8 among
     272,472, in blocks, a line up to five lines after its first; 12 among
     235,498, one CPU's 12 consecutive write records within 0.45 ms, 0.4 s
-    into the trace, each twice with the same nanosecond. Each repeated end
-    unbalanced its write, a false bad. The retries and waits at the
+    into the trace, each twice with the same nanosecond; 1 among 213,133
+    and 2 among 213,713.
+    Each repeated end unbalanced its write, a false bad. The copies are
+    perf record's (tests/README.md, "perf's repeated records"): its
+    reader copies the records that arrive while it reads a CPU's buffer
+    twice, once at the end of one round and again at the start of the
+    next. The retries and waits at the
     edges are reads that spanned the window's opening or closing: at most
     one per context in a read section then, a task and an interrupt on each
     of the guest's 2 vCPUs, hence the default of 4 (the lock's own begin and

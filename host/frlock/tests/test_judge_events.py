@@ -163,6 +163,27 @@ class Judge(unittest.TestCase):
         self.assertNotIn("not ok", out)
         self.assertIn("ok - perf script: seqcount:seqcount_read_wait with lock, seq and caller (1 events", out)
 
+    def test_rename_storm_rounds(self):
+        """tracejudge: the rename check names the storm's rounds and bound; a storm that hit its bound with no retry fails, saying so"""
+        storm = ("rename_first_s 3\nrename_rounds %d\nrename_round_s 2\nrename_rounds_max 10\n"
+                 "rename_retries_counted %s\n")
+        meta = "tk_core %s\nrename_lock %s\nlost 0\n" % (TK, RL)
+        lines = (section(perf, "frlock", TK, 2, "timekeeping_advance", "ktime_get_real_ts64")
+                 + section(perf, "seqcount", RL, 2, "d_move", "prepend_path"))
+        rc, out = self.judge({"perf.txt": "\n".join(lines), "perf.meta": meta + storm % (2, "1")}, ["perf"])
+        self.assertIn("ok - perf script: rename_lock retried under the renames (1; the storm ran 3 s, "
+                      "then 2 of at most 10 rounds of 2 s until ftrace counted a rename_lock retry; "
+                      "counted: 1)", out)
+        lines = section(perf, "frlock", TK, 2, "timekeeping_advance", "ktime_get_real_ts64")
+        rc, out = self.judge({"perf.txt": "\n".join(lines), "perf.meta": meta + storm % (10, "0")}, ["perf"])
+        self.assertEqual(rc, 1)
+        self.assertIn("not ok - perf script: rename_lock retried under the renames (0; the storm ran 3 s, "
+                      "then 10 of at most 10 rounds", out)
+        self.assertIn("counted: 0; the bound was hit: no getcwd() overlapped a rename in 23 s)", out)
+        rc, out = self.judge({"perf.txt": "\n".join(lines), "perf.meta": meta}, ["perf"])
+        self.assertIn("not ok - perf script: rename_lock retried under the renames (0; the guest reported "
+                      "no rename storm rounds)", out)
+
     def test_lost_and_missing(self):
         """judges/events: events perf lost fail the join; a missing recording is a not ok line, an unknown name exit 2"""
         lines = section(perf, "frlock", TK, 2, "timekeeping_advance", "ktime_get_real_ts64")
