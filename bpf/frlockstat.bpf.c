@@ -381,6 +381,85 @@ static __always_inline void caused_add(u64 key, const struct write_rec *w,
 		caller_count(&ck, ns);
 }
 
+/*
+ * -c: who cost whom, per lock: (writer site and task, reader site and task)
+ * for every joined retry and every timed wait. Sized by userspace
+ * (--max-pairs); a pair that finds it full is counted lost (pairs).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_PAIRS);
+	__type(key, struct pair_key);
+	__type(value, struct pair_stat);
+} pairs SEC(".maps");
+
+static __always_inline void pair_count(struct pair_key *pk, u64 ns)
+{
+	static const struct pair_stat zero;
+	struct pair_stat *ps;
+	long err;
+
+	ps = bpf_map_lookup_or_try_init_err(&pairs, pk, &zero, &err);
+	if (!ps) {
+		drop(err, DROP_PAIRS);
+		return;
+	}
+	__sync_fetch_and_add(&ps->count, 1);
+	__sync_fetch_and_add(&ps->ns, ns);
+}
+
+/* -c: the writer's task name, kept with its section for the readers it costs. */
+static __always_inline void writer_who(struct write_rec *w)
+{
+	if (per_caller)
+		bpf_get_current_comm(w->comm, sizeof(w->comm));
+}
+
+/* -c: a retry joined to the write @w, which cost it at least @ns. */
+static __always_inline void pair_retry(u64 key, const struct write_rec *w, unsigned long caller,
+				       u64 ns)
+{
+	struct pair_key pk = { .lock = key, .writer = w->caller, .reader = caller,
+			       .kind = PAIR_RETRY };
+
+	if (!per_caller)
+		return;
+	__builtin_memcpy(pk.writer_comm, w->comm, COMM_LEN);
+	bpf_get_current_comm(pk.reader_comm, COMM_LEN);
+	pair_count(&pk, ns);
+}
+
+/*
+ * -c: a waiter's site and task name, stored in its slot of the write it
+ * waits for before the compare-and-swap that publishes its start there
+ * (a full barrier). The pair is counted where the wait is timed
+ * (wait_timed), by the waiter or by the write's end, whichever takes the
+ * slot's start (write_end): there its time is known, so a wait's pair
+ * time is exact and the pairs add up to the lock's timed waits and their
+ * time; the end learns who waited from the slot. A wait never timed (its
+ * slot lost, its record gone) is in no pair, as in no time.
+ */
+static __always_inline void waiter_who(struct write_rec *w, u32 i, unsigned long caller)
+{
+	if (!per_caller || i >= WAITERS)
+		return;
+	w->waiter[i].site = caller;
+	bpf_get_current_comm(w->waiter[i].comm, COMM_LEN);
+}
+
+/* -c: the wait of slot @i, of the write @w, timed at @ns. */
+static __always_inline void pair_wait(u64 key, const struct write_rec *w, u32 i, u64 ns)
+{
+	struct pair_key pk = { .lock = key, .writer = w->caller, .kind = PAIR_WAIT };
+
+	if (!per_caller || i >= WAITERS)
+		return;
+	pk.reader = w->waiter[i].site;
+	__builtin_memcpy(pk.writer_comm, w->comm, COMM_LEN);
+	__builtin_memcpy(pk.reader_comm, w->waiter[i].comm, COMM_LEN);
+	pair_count(&pk, ns);
+}
+
 static __always_inline void first_site(unsigned long long *site, unsigned long caller)
 {
 	if (!*site)
@@ -402,6 +481,7 @@ static __always_inline int write_begin(void *ctx, u64 lock, u32 seq, unsigned lo
 		return 0;
 	if (writer_stacks)
 		w.parent = caller_of(ctx, caller);
+	writer_who(&w);
 	/* After the stack walk: the hold time is the section's, not ours. */
 	w.begin_ns = bpf_ktime_get_ns();
 	err = bpf_map_update_elem(&recent_writes, &wk, &w, BPF_ANY);
@@ -410,14 +490,15 @@ static __always_inline int write_begin(void *ctx, u64 lock, u32 seq, unsigned lo
 	return 0;
 }
 
-/* A wait for the write @w, of @ns: timed. */
+/* The wait of slot @i of the write @w, of @ns: timed. */
 static __always_inline void wait_timed(struct lock_stat *st, u64 key, const struct write_rec *w,
-				       u64 ns)
+				       u32 i, u64 ns)
 {
 	__sync_fetch_and_add(&st->waits_timed, 1);
 	__sync_fetch_and_add(&st->wait_ns_sum, ns);
 	hist_add(&st->wait_ns, ns);
 	caused_add(key, w, CALLER_CAUSED_WAIT, ns);
+	pair_wait(key, w, i, ns);
 }
 
 /*
@@ -460,7 +541,7 @@ static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long
 	for (i = 0; i < WAITERS; i++) {
 		t = __sync_lock_test_and_set(&w->wait_ns[i], TIMED);
 		if (t > TIMED)
-			wait_timed(st, key, w, now > t ? now - t : 0);
+			wait_timed(st, key, w, i, now > t ? now - t : 0);
 	}
 	return 0;
 }
@@ -489,16 +570,17 @@ static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long
 		drop(-E2BIG, DROP_WAITERS);
 		return 0;
 	}
+	waiter_who(w, i, caller);
 	if (__sync_val_compare_and_swap(&w->wait_ns[i], 0, now) == 0) {
 		end = __sync_fetch_and_add(&w->end_ns, 0);
 		/* Still open: the end times this wait. */
 		if (!end || __sync_val_compare_and_swap(&w->wait_ns[i], now, TIMED) != now)
 			return 0;
-		wait_timed(st, key, w, end > now ? end - now : 0);
+		wait_timed(st, key, w, i, end > now ? end - now : 0);
 		return 0;
 	}
 	/* The write ended before this wait was stored: it lasted no longer than us. */
-	wait_timed(st, key, w, 0);
+	wait_timed(st, key, w, i, 0);
 	return 0;
 }
 
@@ -529,6 +611,7 @@ static __always_inline int read_retry(void *ctx, u64 lock, u32 start, unsigned l
 	__sync_fetch_and_add(&st->retry_lb_ns_sum, ns);
 	hist_add(&st->retry_lb_ns, ns);
 	caused_add(key, w, CALLER_CAUSED, ns);
+	pair_retry(key, w, caller, ns);
 	return 0;
 }
 

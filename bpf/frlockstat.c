@@ -16,11 +16,13 @@
  * short BPF program per write section begin and end, per retry and per
  * wait, each a lookup or two and a few atomic adds; reads that neither
  * retry nor wait cost nothing (make bench measures it). -w and -c add a
- * hash update per event, -c a stack walk per retry and wait, -C one per
- * write section too.
+ * hash update per event, -c a stack walk per retry and wait, the task's
+ * name at each write's begin and wait, and a hash update per lost read
+ * (who cost whom), -C a stack walk per write section too.
  */
 #define _GNU_SOURCE	/* strerrorname_np */
 #include <argp.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -59,6 +61,7 @@ static struct env {
 	bool interval_set;
 	int max_locks;
 	int max_sites;
+	int max_pairs;
 	long interval;
 	long count;
 } env = {
@@ -66,11 +69,12 @@ static struct env {
 	.count = 99999999,
 	.max_locks = MAX_LOCKS,
 	.max_sites = MAX_CALLERS,
+	.max_pairs = MAX_PAIRS,
 };
 
 #define MAX_INTERVAL	86400		/* seconds */
 #define MAX_COUNT	99999999
-enum { OPT_MAX_LOCKS = 1000, OPT_MAX_SITES };
+enum { OPT_MAX_LOCKS = 1000, OPT_MAX_SITES, OPT_MAX_PAIRS };
 
 static volatile sig_atomic_t exiting;
 static struct textfile *textfile;	/* -P */
@@ -97,8 +101,9 @@ static const char argp_doc[] =
 "    frlockstat -k seqcount     # seqcount_t and seqlock_t only\n"
 "    frlockstat -n 5 1          # the 5 locks that retry most, every second\n"
 "    frlockstat -w 5            # also each lock's busiest writer and reader\n"
-"    frlockstat -c 5            # also every call site, a reader's caller, and\n"
-"                               # the writers that cost readers time\n"
+"    frlockstat -c 5            # also every call site, a reader's caller, the\n"
+"                               # writers that cost readers time, and who cost\n"
+"                               # whom: each writer's and reader's task and site\n"
 "    frlockstat -C 5            # -c, and each writer site's caller too\n"
 "    frlockstat -H 1            # each lock's histograms instead of the table\n"
 "    frlockstat -j 1            # one JSON object per lock per second\n"
@@ -117,7 +122,8 @@ static const struct argp_option opts[] = {
 	{ "wide", 'w', NULL, 0, "Add each lock's busiest writer and reader (counts every "
 	  "call site)", 0 },
 	{ "caller", 'c', NULL, 0, "Also list every call site (a reader's with its caller), "
-	  "and the writer sites that cost readers time", 0 },
+	  "the writer sites that cost readers time, and who cost whom: per lost read, "
+	  "the writer's task and site, the reader's task and site", 0 },
 	{ "writer-callers", 'C', NULL, 0, "With -c, writer sites' callers too (a stack walk "
 	  "per write section)", 0 },
 	{ "json", 'j', NULL, 0, "Print NDJSON: one object per lock per interval", 0 },
@@ -129,6 +135,8 @@ static const struct argp_option opts[] = {
 	  "events of more are counted as lost", 0 },
 	{ "max-sites", OPT_MAX_SITES, "N", 0, "Keep at most N call sites (default 1024); "
 	  "events of more are counted as lost", 0 },
+	{ "max-pairs", OPT_MAX_PAIRS, "N", 0, "With -c, keep at most N (writer, reader) pairs "
+	  "(default 2048); events of more are counted as lost", 0 },
 	{ "verbose", 'v', NULL, 0, "Print libbpf debug output", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
@@ -206,6 +214,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAX_SITES:
 		env.max_sites = parse_range(state, arg, MAX_CALLERS, "site count");
+		break;
+	case OPT_MAX_PAIRS:
+		env.max_pairs = parse_range(state, arg, MAX_PAIRS, "pair count");
 		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num == 0) {
@@ -341,6 +352,7 @@ static int open_and_load(struct frlockstat_bpf **objp, bool raw_tp, const struct
 	bpf_map__set_max_entries(obj->maps.stats, env.max_locks);
 	bpf_map__set_max_entries(obj->maps.seen, env.max_locks);
 	bpf_map__set_max_entries(obj->maps.callers, env.max_sites);
+	bpf_map__set_max_entries(obj->maps.pairs, env.max_pairs);
 	set_autoload(obj, raw_tp);
 	err = frlockstat_bpf__load(obj);
 	if (err) {
@@ -365,9 +377,10 @@ static bool is_lock_type(const char *name)
 
 /*
  * The member at @off bytes into BTF type @id, as ".a.b[2].c", down to the
- * lock's own type; false if no member covers @off.
+ * lock's own type; false if no member covers @off, or (@strict) if the
+ * member there is no sequence lock.
  */
-static bool member_path(__u32 id, __u32 off, char *buf, size_t len)
+static bool member_path(__u32 id, __u32 off, char *buf, size_t len, bool strict)
 {
 	for (int depth = 0; depth < 16; depth++) {
 		const struct btf_type *t = btf__type_by_id(vmlinux_btf, id);
@@ -396,7 +409,7 @@ static bool member_path(__u32 id, __u32 off, char *buf, size_t len)
 			continue;
 		}
 		if (!btf_is_composite(t))
-			return off == 0;
+			return off == 0 && !strict;
 		{
 			const struct btf_member *m = btf_members(t);
 			bool found = false;
@@ -442,22 +455,166 @@ static void strip_zero(char *buf)
 		buf[n - 4] = '\0';
 }
 
-/* The struct a slab cache holds, by its name: "dentry", "fs_cache" -> fs_struct. */
+/*
+ * Every cache of 6.1 whose struct slab_type()'s rules do not find by its
+ * name (bpf/README.md, "How a lock is named"): its kmem_cache_create()
+ * calls of the form ("name", sizeof(struct type), ...), and the caches of
+ * the socket protocols (struct proto's .name and .obj_size). A merged
+ * cache is named after a type only when each of the caches merged in it
+ * has a known type, so every name counts, not only the lock holders'.
+ */
+static const char *const slab_types[][2] = {
+	{ "AF_IUCV", "iucv_sock" }, { "AF_VSOCK", "vsock_sock" }, { "ALG", "alg_sock" },
+	{ "AX25", "ax25_sock" }, { "BNEP", "bt_sock" }, { "CMTP", "bt_sock" },
+	{ "DCCP", "dccp_sock" }, { "DCCPv6", "dccp6_sock" }, { "DDP", "atalk_sock" },
+	{ "HCI", "hci_pinfo" }, { "HIDP", "bt_sock" }, { "IEEE-802.15.4-MAC", "dgram_sock" },
+	{ "IEEE-802.15.4-RAW", "sock" }, { "ISO", "iso_pinfo" }, { "KCM", "kcm_sock" },
+	{ "KEY", "pfkey_sock" }, { "L2CAP", "l2cap_pinfo" }, { "L2TP/IP", "l2tp_ip_sock" },
+	{ "L2TP/IPv6", "l2tp_ip6_sock" }, { "LLC", "llc_sock" }, { "MCTP", "mctp_sock" },
+	{ "MPTCP", "mptcp_sock" }, { "NETLINK", "netlink_sock" }, { "NETROM", "nr_sock" },
+	{ "NFC_LLCP", "nfc_llcp_sock" }, { "NFC_RAW", "nfc_rawsock" },
+	{ "PACKET", "packet_sock" }, { "PCI_FMB_cache", "zpci_fmb" }, { "PF_CAIF", "caifsock" },
+	{ "PHONET", "pn_sock" }, { "PING", "inet_sock" }, { "PINGv6", "raw6_sock" },
+	{ "PNPIPE", "pep_sock" }, { "PPPOL2TP", "pppox_sock" }, { "PVCalls", "sock" },
+	{ "QIPCRTR", "qrtr_sock" }, { "RAW", "raw_sock" }, { "RAWv6", "raw6_sock" },
+	{ "RDS", "rds_sock" }, { "RFCOMM", "rfcomm_pinfo" }, { "ROSE", "rose_sock" },
+	{ "RXRPC", "rxrpc_sock" }, { "SCO", "sco_pinfo" }, { "SCTP", "sctp_sock" },
+	{ "SCTPv6", "sctp6_sock" }, { "SMC", "smc_sock" }, { "SMC6", "smc_sock" },
+	{ "TCP", "tcp_sock" }, { "TCPv6", "tcp6_sock" }, { "TIPC", "tipc_sock" },
+	{ "UDP", "udp_sock" }, { "UDP-Lite", "udp_sock" }, { "UDPLITEv6", "udp6_sock" },
+	{ "UDPv6", "udp6_sock" }, { "UNIX", "unix_sock" }, { "UNIX-STREAM", "unix_sock" },
+	{ "VCC", "atm_vcc" }, { "X25", "x25_sock" }, { "XDP", "xdp_sock" },
+	{ "afs_inode_cache", "afs_vnode" }, { "amdgpu_sync", "amdgpu_sync_entry" },
+	{ "aoe_bufs", "buf" }, { "artpec6_crypto_dma", "artpec6_crypto_dma_descriptors" },
+	{ "avc_xperms_data", "extended_perms_data" }, { "bdev_cache", "bdev_inode" },
+	{ "blkdev_ioc", "io_context" }, { "blkif_cache", "xen_blkif" },
+	{ "bo_cache", "hmm_buffer_object" }, { "bpf_dummy", "sock" },
+	{ "bridge_fdb_cache", "net_bridge_fdb_entry" },
+	{ "btrfs_extent_buffer", "extent_buffer" }, { "btrfs_extent_map", "extent_map" },
+	{ "btrfs_extent_state", "extent_state" }, { "btrfs_inode_defrag", "inode_defrag" },
+	{ "btrfs_prelim_ref", "prelim_ref" }, { "can_gw", "cgw_job" },
+	{ "can_receiver", "receiver" }, { "cifs_dfs_cache", "cache_entry" },
+	{ "cifs_inode_cache", "cifsInodeInfo" }, { "cifs_mpx_ids", "mid_q_entry" },
+	{ "configfs_dir_cache", "configfs_dirent" }, { "dax_cache", "dax_device" },
+	{ "dccp_bind2_bucket", "inet_bind2_bucket" }, { "dccp_bind_bucket", "inet_bind_bucket" },
+	{ "debug_objects_cache", "debug_obj" }, { "dlm_writequeue", "writequeue_entry" },
+	{ "dlmfs_inode_cache", "dlmfs_inode_private" }, { "drbd_al", "lc_element" },
+	{ "drbd_bm", "bm_extent" }, { "drbd_ee", "drbd_peer_request" },
+	{ "drbd_req", "drbd_request" }, { "dwarf_frames", "dwarf_frame" },
+	{ "dwarf_regs", "dwarf_reg" }, { "dwc2-gen-desc", "dwc2_dma_desc" },
+	{ "dwc2-hsisoc-desc", "dwc2_dma_desc" }, { "ep_head", "epitems_head" },
+	{ "eventpoll_epi", "epitem" }, { "eventpoll_pwq", "eppoll_entry" },
+	{ "ext4_bio_post_read_ctx", "bio_post_read_ctx" },
+	{ "ext4_extent_status", "extent_status" },
+	{ "ext4_pending_reservation", "pending_reservation" },
+	{ "f2fs_bio_entry_slab", "bio_entry" }, { "f2fs_bio_iostat_ctx", "bio_iostat_ctx" },
+	{ "f2fs_bio_post_read_ctx", "bio_post_read_ctx" },
+	{ "f2fs_cic_entry", "compress_io_ctx" }, { "f2fs_dic_entry", "decompress_io_ctx" },
+	{ "f2fs_discard_cmd", "discard_cmd" }, { "f2fs_discard_entry", "discard_entry" },
+	{ "f2fs_extent_node", "extent_node" }, { "f2fs_extent_tree", "extent_tree" },
+	{ "f2fs_free_nid", "free_nid" }, { "f2fs_fsync_inode_entry", "fsync_inode_entry" },
+	{ "f2fs_fsync_node_entry", "fsync_node_entry" }, { "f2fs_ino_entry", "ino_entry" },
+	{ "f2fs_inode_entry", "inode_entry" }, { "f2fs_nat_entry", "nat_entry" },
+	{ "f2fs_nat_entry_set", "nat_entry_set" }, { "f2fs_revoke_entry", "revoke_entry" },
+	{ "f2fs_sit_entry_set", "sit_entry_set" }, { "f2fs_victim_entry", "victim_entry" },
+	{ "fat_inode_cache", "msdos_inode_info" }, { "fib6_nodes", "fib6_node" },
+	{ "file_lock_ctx", "file_lock_context" }, { "filp", "file" },
+	{ "fsl_pamu_domain", "fsl_dma_domain" }, { "fuse_request", "fuse_req" },
+	{ "g2d_runqueue_slab", "g2d_runqueue_node" },
+	{ "gfs2_glock(aspace)", "gfs2_glock_aspace" }, { "gfs2_quotad", "gfs2_quota_data" },
+	{ "gvt-g_vgpu_workload", "intel_vgpu_workload" }, { "hp_handler_slab", "hp_handler" },
+	{ "iint_cache", "integrity_iint_cache" }, { "integrity_journal_io", "journal_io" },
+	{ "ioat", "ioat_ring_ent" }, { "iommu_devinfo", "device_domain_info" },
+	{ "iommu_iova", "iova" }, { "ip6_dst_cache", "rt6_info" },
+	{ "ip6_mrt_cache", "mfc6_cache" }, { "ip_dst_cache", "rtable" },
+	{ "ip_fib_alias", "fib_alias" }, { "ip_mrt_cache", "mfc_cache" },
+	{ "iser_descriptors", "iser_tx_desc" }, { "isofs_inode_cache", "iso_inode_info" },
+	{ "isp1760_urb_listitem", "urb_listitem" }, { "jbd2_journal_head", "journal_head" },
+	{ "jffs2_i", "jffs2_inode_info" }, { "jffs2_refblock", "jffs2_raw_node_ref" },
+	{ "jfs_ip", "jfs_inode_info" }, { "jfs_mp", "metapage" }, { "kvm-spt", "hpte_cache" },
+	{ "kvm_mmu_page_header", "kvm_mmu_page" }, { "libfc_em", "fc_exch" },
+	{ "libfc_fcp_pkt", "fc_fcp_pkt" }, { "lima_gp_task", "lima_sched_task" },
+	{ "lima_pp_task", "lima_sched_task" }, { "lio_dr_cache", "iscsi_datain_req" },
+	{ "lio_ooo_cache", "iscsi_ooo_cmdsn" }, { "lio_qr_cache", "iscsi_queue_req" },
+	{ "lio_r2t_cache", "iscsi_r2t" }, { "mbcache", "mb_cache_entry" },
+	{ "mesh_rmc", "rmc_entry" }, { "misdn", "mISDN_sock" },
+	{ "mlx5_fs_fgs", "mlx5_flow_group" }, { "mlx5_fs_ftes", "fs_fte" },
+	{ "mnt_cache", "mount" }, { "net_namespace", "net" }, { "nf_conntrack", "nf_conn" },
+	{ "nfs_direct_cache", "nfs_direct_req" }, { "nfs_read_data", "nfs_pgio_header" },
+	{ "nfs_write_data", "nfs_pgio_header" }, { "nfsd4_clients", "nfs4_client" },
+	{ "nfsd4_delegations", "nfs4_delegation" }, { "nfsd4_files", "nfs4_file" },
+	{ "nfsd4_lockowners", "nfs4_lockowner" }, { "nfsd4_odstate", "nfs4_clnt_odstate" },
+	{ "nfsd4_openowners", "nfs4_openowner" }, { "nfsd4_stateids", "nfs4_ol_stateid" },
+	{ "nfsd_drc", "svc_cacherep" }, { "nilfs2_btree_path_cache", "nilfs_btree_path" },
+	{ "nilfs2_inode_cache", "nilfs_inode_info" },
+	{ "nilfs2_segbuf_cache", "nilfs_segment_buffer" },
+	{ "nilfs2_transaction_cache", "nilfs_transaction_info" },
+	{ "ntfs3_enode_cache", "e_node" }, { "numa_policy", "mempolicy" },
+	{ "o2dlm_lock", "dlm_lock" }, { "o2dlm_lockres", "dlm_lock_resource" },
+	{ "o2dlm_mle", "dlm_master_list_entry" }, { "ocfs2_qf_chunk_cache", "ocfs2_quota_chunk" },
+	{ "ocfs2_uptodate", "ocfs2_meta_cache_item" },
+	{ "orangefs_inode_cache", "orangefs_inode_s" },
+	{ "orangefs_op_cache", "orangefs_kernel_op_s" }, { "packet_task", "fwnet_packet_task" },
+	{ "posix_timers_cache", "k_itimer" }, { "qeth_buf", "qeth_qdio_out_buffer" },
+	{ "qeth_qaob", "qaob" }, { "qla2xxx_ctx", "ct6_dsd" }, { "qla4xxx_srbs", "srb" },
+	{ "qla_tgt_mgmt_cmd_cachep", "qla_tgt_mgmt_cmd" },
+	{ "qla_tgt_plogi_cachep", "qlt_plogi_ack_t" }, { "rds_ib_frag", "rds_page_frag" },
+	{ "reiser_inode_cache", "reiserfs_inode_info" },
+	{ "request_queue_srcu", "request_queue" }, { "romfs_i", "romfs_inode_info" },
+	{ "rpc_tasks", "rpc_task" }, { "se_sess_cache", "se_session" },
+	{ "shared_policy_node", "sp_node" }, { "skbuff_fclone_cache", "sk_buff_fclones" },
+	{ "skbuff_head_cache", "sk_buff" }, { "sock_inode_cache", "socket_alloc" },
+	{ "store_queue_cache", "sq_mapping" },
+	{ "t10_alua_lba_map_mem_cache", "t10_alua_lba_map_member" },
+	{ "t10_alua_lu_gp_mem_cache", "t10_alua_lu_gp_member" },
+	{ "t10_pr_reg_cache", "t10_pr_registration" }, { "tap", "tap_queue" },
+	{ "tcp_bind2_bucket", "inet_bind2_bucket" }, { "tcp_bind_bucket", "inet_bind_bucket" },
+	{ "tfrc_li_hist", "tfrc_loss_interval" }, { "tfrc_rxh_cache", "tfrc_rx_hist_entry" },
+	{ "tfrc_tx_hist", "tfrc_tx_hist_entry" }, { "tun", "tun_file" },
+	{ "ubi_wl_entry_slab", "ubi_wl_entry" }, { "ubifs_inode_slab", "ubifs_inode" },
+	{ "ufshpb_mctx_cache", "ufshpb_map_ctx" }, { "uhci_urb_priv", "urb_priv" },
+	{ "uid_cache", "user_struct" }, { "vfio_ccw_cmd_region", "ccw_cmd_region" },
+	{ "vfio_ccw_crw_region", "ccw_crw_region" }, { "vfio_ccw_io_region", "ccw_io_region" },
+	{ "vfio_ccw_schib_region", "ccw_schib_region" }, { "xenhcd_urb_priv", "urb_priv" },
+	{ "xfs_attrd_item", "xfs_attrd_log_item" }, { "xfs_attri_item", "xfs_attri_log_item" },
+	{ "xfs_bud_item", "xfs_bud_log_item" }, { "xfs_buf_item", "xfs_buf_log_item" },
+	{ "xfs_cud_item", "xfs_cud_log_item" }, { "xfs_dqtrx", "xfs_dquot_acct" },
+	{ "xfs_extfree_intent", "xfs_extent_free_item" }, { "xfs_icr", "xfs_icreate_item" },
+	{ "xfs_ili", "xfs_inode_log_item" }, { "xfs_iul_item", "xfs_iunlink_item" },
+	{ "xfs_log_ticket", "xlog_ticket" }, { "xfs_refc_intent", "xfs_refcount_intent" },
+	{ "xfs_rud_item", "xfs_rud_log_item" }, { "xt_hashlimit", "dsthash_ent" },
+	{ "z3fold_handle", "z3fold_buddy_slots" },
+};
+
+/*
+ * The struct a slab cache holds, by its name: the table above, else the
+ * name itself ("dentry"), without "_cache" or "_jar" ("cred_jar" -> cred),
+ * with "_struct" ("fs_cache" -> fs_struct) or "_info" ("ext4_inode_cache"
+ * -> ext4_inode_info), if no larger than the cache's objects; else -1.
+ */
 static int slab_type(const char *cache, unsigned int size)
 {
-	char name[NAME_LEN + 8], base[NAME_LEN];
-	const char *cands[4];
+	char name[NAME_LEN + 8], info[NAME_LEN + 8], base[NAME_LEN];
+	const char *cands[6] = { NULL };
 	size_t n;
 
+	for (size_t i = 0; i < sizeof(slab_types) / sizeof(slab_types[0]); i++)
+		if (!strcmp(cache, slab_types[i][0]))
+			cands[0] = slab_types[i][1];
 	snprintf(base, sizeof(base), "%s", cache);
 	n = strlen(base);
 	if (n > 6 && !strcmp(base + n - 6, "_cache"))
 		base[n - 6] = '\0';
-	cands[0] = cache;
-	cands[1] = base;
+	else if (n > 4 && !strcmp(base + n - 4, "_jar"))
+		base[n - 4] = '\0';
 	snprintf(name, sizeof(name), "%s_struct", base);
-	cands[2] = name;
-	cands[3] = NULL;
+	snprintf(info, sizeof(info), "%s_info", base);
+	if (!cands[0]) {
+		cands[0] = cache;
+		cands[1] = base;
+		cands[2] = name;
+		cands[3] = info;
+	}
 	for (int i = 0; cands[i]; i++) {
 		int id = btf__find_by_name_kind(vmlinux_btf, cands[i], BTF_KIND_STRUCT);
 
@@ -465,6 +622,90 @@ static int slab_type(const char *cache, unsigned int size)
 			return id;
 	}
 	return -1;
+}
+
+/*
+ * /sys/kernel/slab's links: every cache's name, to the directory of the
+ * cache SLUB made of it (several names, one directory: merged). Read
+ * once, again when the modules change (they create caches).
+ */
+#define MAX_SLAB_LINKS	1024
+
+static struct slab_link {
+	char name[NAME_LEN];
+	bool long_name;		/* cut short here: its type is not looked up */
+	char target[64];
+} slab_links[MAX_SLAB_LINKS];
+static int nr_slab_links = -1;		/* -1: to be read; 0: none, or not all of them */
+
+static void read_slab_links(void)
+{
+	DIR *dir = opendir("/sys/kernel/slab");
+	struct dirent *de;
+	char path[300];
+	ssize_t n;
+
+	nr_slab_links = 0;
+	while (dir && (de = readdir(dir))) {
+		struct slab_link *l = &slab_links[nr_slab_links];
+
+		if (de->d_type != DT_LNK)
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s", de->d_name);
+		/* A link missed could be a merged cache of an unknown type: then none. */
+		n = readlink(path, l->target, sizeof(l->target) - 1);
+		if (n <= 0 || n >= (ssize_t)sizeof(l->target) - 1 ||
+		    nr_slab_links == MAX_SLAB_LINKS - 1) {
+			nr_slab_links = 0;
+			break;
+		}
+		l->target[n] = '\0';
+		snprintf(l->name, sizeof(l->name), "%.*s", NAME_LEN - 1, de->d_name);
+		l->long_name = strlen(de->d_name) >= NAME_LEN;
+		nr_slab_links++;
+	}
+	if (dir)
+		closedir(dir);
+}
+
+/*
+ * A lock in an object of a cache SLUB merged others into (the objects are
+ * of any of their types): named "type.member" only if every cache merged
+ * there has a known type (slab_type) and exactly one of those types has a
+ * sequence lock at that offset; false otherwise, or without
+ * /sys/kernel/slab.
+ */
+static bool merged_label(const struct lock_stat *st, char *buf, size_t len)
+{
+	const char *target = NULL;
+	char cand[LABEL_LEN];
+	bool found = false;
+
+	if (nr_slab_links < 0)
+		read_slab_links();
+	for (int i = 0; i < nr_slab_links && !target; i++)
+		if (!slab_links[i].long_name && !strcmp(slab_links[i].name, st->cache))
+			target = slab_links[i].target;
+	if (!target)
+		return false;
+	for (int i = 0; i < nr_slab_links; i++) {
+		int id;
+
+		if (strcmp(slab_links[i].target, target))
+			continue;
+		id = slab_links[i].long_name ? -1 : slab_type(slab_links[i].name, st->obj_size);
+		if (id <= 0)
+			return false;
+		snprintf(cand, sizeof(cand), "%s",
+			 btf__name_by_offset(vmlinux_btf, btf__type_by_id(vmlinux_btf, id)->name_off));
+		if (!member_path(id, st->obj_off, cand, sizeof(cand), true))
+			continue;
+		if (found && strcmp(cand, buf))
+			return false;
+		snprintf(buf, len, "%s", cand);
+		found = true;
+	}
+	return found;
 }
 
 static void label_of(const struct lock_stat *st, const struct ksyms *ksyms, char *buf,
@@ -488,19 +729,22 @@ static void label_of(const struct lock_stat *st, const struct ksyms *ksyms, char
 		id = btf__find_by_name_kind(vmlinux_btf, sym, BTF_KIND_VAR);
 		snprintf(buf, len, "%.60s", sym);
 		if (id > 0 && base <= st->where &&
-		    member_path(btf__type_by_id(vmlinux_btf, id)->type, st->where - base, buf, len))
+		    member_path(btf__type_by_id(vmlinux_btf, id)->type, st->where - base, buf, len,
+				false))
 			return;
 		ksyms__format(ksyms, st->where, buf, len);
 		strip_zero(buf);
 		return;
 	}
 	case NAMING_SLAB:
-		/* A merged cache holds objects of several types: not named by one. */
+		/* A merged cache holds objects of several types: named by one if only one can be. */
+		if (st->merged && merged_label(st, buf, len))
+			return;
 		id = st->merged ? -1 : slab_type(st->cache, st->obj_size);
 		if (id > 0) {
 			snprintf(buf, len, "%s", btf__name_by_offset(vmlinux_btf,
 							btf__type_by_id(vmlinux_btf, id)->name_off));
-			if (member_path(id, st->obj_off, buf, len))
+			if (member_path(id, st->obj_off, buf, len, false))
 				return;
 		}
 		/* A cache of any type (kmalloc-64, or merged): its writer tells them apart. */
@@ -835,6 +1079,157 @@ static const char *top_func(const struct row *r, bool writer, const struct ksyms
 }
 
 /* ------------------------------------------------------------------------
+ * -c: who cost whom (bpf/README.md, "Victim and culprit"): per row, per
+ * (writer task and site, reader task and site, kind), the lost reads and
+ * their time.
+ */
+
+static const char *const pair_kinds[NR_PAIR_KINDS] = { "retry", "wait" };
+
+/*
+ * The pairs map is read before the stats (read_pairs, then collect_rows):
+ * the BPF programs count a lock's joined retry or timed wait before its
+ * pair, so the pairs' running totals never exceed the row's.
+ */
+static struct pair_key pair_keys[MAX_PAIRS];
+static struct pair_stat pair_vals[MAX_PAIRS];
+static int nr_pair_vals;
+
+static void read_pairs(struct frlockstat_bpf *obj)
+{
+	nr_pair_vals = map_read_all(bpf_map__fd(obj->maps.pairs), pair_keys, sizeof(pair_keys[0]),
+				    pair_vals, sizeof(pair_vals[0]), env.max_pairs);
+}
+
+/*
+ * The previous read of each pair, for its difference: open addressing
+ * over twice the map's size (the map never deletes, so it never fills).
+ */
+#define PAIR_SLOTS	(2 * MAX_PAIRS)
+
+static struct pair_prev {
+	struct pair_key key;
+	struct pair_stat ps;
+	bool used;
+} pair_prev[PAIR_SLOTS];
+
+static void pair_delta(const struct pair_key *key, const struct pair_stat *cur,
+		       struct pair_stat *d)
+{
+	const unsigned char *b = (const unsigned char *)key;
+	unsigned long long h = 0xcbf29ce484222325ULL;
+	struct pair_prev *p;
+	size_t i;
+
+	for (i = 0; i < sizeof(*key); i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	for (i = h % PAIR_SLOTS; pair_prev[i].used &&
+	     memcmp(&pair_prev[i].key, key, sizeof(*key)); i = (i + 1) % PAIR_SLOTS)
+		;
+	p = &pair_prev[i];
+	if (!p->used) {
+		p->used = true;
+		p->key = *key;
+	}
+	d->count = cur->count - p->ps.count;
+	d->ns = cur->ns - p->ps.ns;
+	p->ps = *cur;
+}
+
+struct pair_row {
+	int row;
+	struct pair_key key;		/* .lock: the first instance's */
+	struct pair_stat ps, d;		/* running totals; this interval's */
+	char writer_comm[COMM_LEN + 1], reader_comm[COMM_LEN + 1];
+	char writer[128], reader[128];
+};
+
+static struct pair_row pair_rows[MAX_PAIRS];
+static int nr_pair_rows;
+
+/* A pair's identity but its instance: the rows' order while merging. */
+static int pair_id_cmp(const void *a, const void *b)
+{
+	const struct pair_row *x = a, *y = b;
+	int c;
+
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	if (x->key.kind != y->key.kind)
+		return x->key.kind < y->key.kind ? -1 : 1;
+	if (x->key.writer != y->key.writer)
+		return x->key.writer < y->key.writer ? -1 : 1;
+	if (x->key.reader != y->key.reader)
+		return x->key.reader < y->key.reader ? -1 : 1;
+	c = memcmp(x->key.writer_comm, y->key.writer_comm, COMM_LEN);
+	return c ? c : memcmp(x->key.reader_comm, y->key.reader_comm, COMM_LEN);
+}
+
+/* The rows' order when shown: per row, the costliest pairs first. */
+static int pair_cost_cmp(const void *a, const void *b)
+{
+	const struct pair_row *x = a, *y = b;
+
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	if (x->d.ns != y->d.ns)
+		return x->d.ns < y->d.ns ? 1 : -1;
+	if (x->d.count != y->d.count)
+		return x->d.count < y->d.count ? 1 : -1;
+	return pair_id_cmp(a, b);
+}
+
+/* A task name as shown and exported: printable ASCII, '?' for any other byte. */
+static void comm_str(const char *comm, char *buf)
+{
+	int i;
+
+	for (i = 0; i < COMM_LEN && comm[i]; i++)
+		buf[i] = comm[i] >= 0x20 && comm[i] < 0x7f ? comm[i] : '?';
+	buf[i] = '\0';
+}
+
+/* This interval's pairs, by row (instances with one name merged), named. */
+static void collect_pairs(const struct ksyms *ksyms)
+{
+	int n = 0;
+
+	for (int e = 0; e < nr_pair_vals; e++) {
+		struct pair_row *p = &pair_rows[n];
+
+		if (pair_keys[e].kind >= NR_PAIR_KINDS)
+			continue;
+		pair_delta(&pair_keys[e], &pair_vals[e], &p->d);
+		p->row = row_of_key(pair_keys[e].lock);
+		if (p->row < 0)
+			continue;
+		p->key = pair_keys[e];
+		p->ps = pair_vals[e];
+		n++;
+	}
+	qsort(pair_rows, n, sizeof(pair_rows[0]), pair_id_cmp);
+	nr_pair_rows = 0;
+	for (int i = 0; i < n; i++) {
+		struct pair_row *p = nr_pair_rows ? &pair_rows[nr_pair_rows - 1] : NULL;
+
+		if (p && !pair_id_cmp(p, &pair_rows[i])) {
+			p->ps.count += pair_rows[i].ps.count;
+			p->ps.ns += pair_rows[i].ps.ns;
+			p->d.count += pair_rows[i].d.count;
+			p->d.ns += pair_rows[i].d.ns;
+			continue;
+		}
+		p = &pair_rows[nr_pair_rows++];
+		*p = pair_rows[i];
+		comm_str(p->key.writer_comm, p->writer_comm);
+		comm_str(p->key.reader_comm, p->reader_comm);
+		ksyms__format(ksyms, p->key.writer, p->writer, sizeof(p->writer));
+		ksyms__format(ksyms, p->key.reader, p->reader, sizeof(p->reader));
+	}
+	qsort(pair_rows, nr_pair_rows, sizeof(pair_rows[0]), pair_cost_cmp);
+}
+
+/* ------------------------------------------------------------------------
  * Output: one printer per mode.
  */
 
@@ -1022,6 +1417,56 @@ static void print_sites_text(int row)
 		printf("\n");
 }
 
+#define TEXT_PAIRS	5	/* -c's text: the costliest pairs per lock */
+
+/*
+ * A task and a site in @width columns: "path-load d_move+0x4e"; when too
+ * long, the site's function only, then its head and "~".
+ */
+static const char *who_cell(const char *comm, const char *site, int width, char *buf, size_t len)
+{
+	int room = width - (int)strlen(comm) - 1, fn = strcspn(site, "+");
+
+	if ((int)strlen(site) <= room)
+		snprintf(buf, len, "%s %s", comm, site);
+	else if (fn <= room)
+		snprintf(buf, len, "%s %.*s", comm, fn, site);
+	else
+		snprintf(buf, len, "%s %.*s~", comm, room > 1 ? room - 1 : 0, site);
+	return buf;
+}
+
+/* -c as text: per row, who cost whom this interval, the costliest first (79 columns). */
+static void print_pairs_text(int row)
+{
+	char w[64], r[64], lost[32], label[64];
+	int n = 0, shown = 0;
+
+	for (int i = 0; i < nr_pair_rows; i++)
+		n += pair_rows[i].row == row && pair_rows[i].d.count;
+	if (!n)
+		return;
+	printf("%s: who cost whom (≥: at least)\n  %-5s %-27s %-27s %6s %8s\n",
+	       short_label(rows[row].label, 48, label, sizeof(label)), "KIND", "WRITER: TASK SITE",
+	       "READER: TASK SITE", "COUNT", "LOST");
+	for (int i = 0; i < nr_pair_rows && shown < TEXT_PAIRS; i++) {
+		const struct pair_row *p = &pair_rows[i];
+
+		if (p->row != row || !p->d.count)
+			continue;
+		rate_str(p->d.ns, p->key.kind == PAIR_RETRY, lost, sizeof(lost));
+		printf("  %-5s %-27s %-27s %6llu ", pair_kinds[p->key.kind],
+		       who_cell(p->writer_comm, p->writer, 27, w, sizeof(w)),
+		       who_cell(p->reader_comm, p->reader, 27, r, sizeof(r)), p->d.count);
+		cell(lost, 8, false);
+		printf("\n");
+		shown++;
+	}
+	if (shown < n)
+		printf("  (%d more pair%s: -j lists them)\n", n - shown, n - shown > 1 ? "s" : "");
+	printf("\n");
+}
+
 static void print_text_pct(const struct hist *h)
 {
 	static const char *const names[] = { "p50", "p99", "max" };
@@ -1062,6 +1507,8 @@ static void print_hists(const struct interval *iv)
 			   "write's begin to the retry)", &r->d.retry_lb_ns, "retry");
 		if (env.per_caller)
 			print_sites_text(i);
+		if (env.per_caller)
+			print_pairs_text(i);
 		printf("\n");
 	}
 }
@@ -1104,6 +1551,33 @@ static void print_sites_json(int row)
 	}
 }
 
+/* -c -j: per row, its pairs, before the row's own record. */
+static void print_pairs_json(int row)
+{
+	const struct row *r = &rows[row];
+
+	for (int i = 0; i < nr_pair_rows; i++) {
+		const struct pair_row *p = &pair_rows[i];
+
+		if (p->row != row || !p->d.count)
+			continue;
+		printf("{\"type\":\"frlockstat_pair\",\"v\":%d,\"lock\":", SCHEMA_VERSION);
+		json_str(r->label);
+		printf(",\"lock_kind\":\"%s\",\"kind\":\"%s\",\"writer_comm\":", kind_name(r->kind),
+		       pair_kinds[p->key.kind]);
+		json_str(p->writer_comm);
+		printf(",\"writer\":");
+		json_str(p->writer);
+		printf(",\"reader_comm\":");
+		json_str(p->reader_comm);
+		printf(",\"reader\":");
+		json_str(p->reader);
+		printf(",\"count\":%llu,\"ns\":%llu,\"bound\":%s,\"count_total\":%llu,\"ns_total\":%llu}\n",
+		       p->d.count, p->d.ns, p->key.kind == PAIR_RETRY ? "true" : "false", p->ps.count,
+		       p->ps.ns);
+	}
+}
+
 static void print_json(const struct interval *iv)
 {
 	char wbuf[128], rbuf[128];
@@ -1116,6 +1590,8 @@ static void print_json(const struct interval *iv)
 
 		if (env.per_caller)
 			print_sites_json(i);
+		if (env.per_caller)
+			print_pairs_json(i);
 		printf("{\"type\":\"frlockstat\",\"v\":%d,\"time\":\"%s\",\"ts\":%lld.%03ld,"
 		       "\"interval_s\":%ld,\"dt\":%.3f,\"lock\":", SCHEMA_VERSION, iv->ts,
 		       (long long)iv->now.tv_sec, iv->now.tv_nsec / 1000000, env.interval, iv->dt);
@@ -1456,6 +1932,10 @@ static void export_page(struct frlockstat_bpf *obj)
 				textfile_add_site(textfile, rows[i].label, sites[s].key.kind,
 						  sites[s].sym, &sites[s].cs);
 	}
+	for (int p = 0; p < nr_pair_rows; p++)
+		textfile_add_pair(textfile, rows[pair_rows[p].row].label, pair_rows[p].key.kind,
+				  pair_rows[p].writer_comm, pair_rows[p].writer,
+				  pair_rows[p].reader_comm, pair_rows[p].reader, &pair_rows[p].ps);
 	memcpy(drops, obj->bss->drops, sizeof(drops));
 	textfile_set_lost(textfile, drops, obj->bss->ends_unmatched);
 	err = textfile_commit(textfile);
@@ -1478,10 +1958,14 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 	last_print = mono;
 	strftime(iv.ts, sizeof(iv.ts), "%H:%M:%S", localtime(&iv.now.tv_sec));
 
+	if (env.per_caller)
+		read_pairs(obj);
 	collect_rows(obj, ksyms);
 	sort_rows();
 	if (env.wide || env.per_caller)
 		collect_sites(obj, ksyms);
+	if (env.per_caller)
+		collect_pairs(ksyms);
 	iv.n = nr_rows;
 	matched |= nr_rows > 0;
 	/* Text shows the top rows only; JSON and the textfile have every lock. */
@@ -1496,6 +1980,9 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 	if (!env.json && !env.hist && env.per_caller)
 		for (int i = 0; i < iv.shown; i++)
 			print_sites_text(i);
+	if (!env.json && !env.hist && env.per_caller)
+		for (int i = 0; i < iv.shown; i++)
+			print_pairs_text(i);
 	if (env.name && !env.by_label)
 		collect_seen(obj, ksyms);
 	if (!matched && env.name && !told)
@@ -1538,6 +2025,7 @@ static struct ksyms *ksyms_refresh(struct ksyms *ksyms)
 	modules = now;
 	ksyms__free(ksyms);
 	nr_label_cache = 0;	/* a module came or went: its symbols too */
+	nr_slab_links = -1;	/* and its caches */
 	ksyms = ksyms__load();
 	if (!ksyms)
 		fprintf(stderr, "frlockstat: failed to load /proc/kallsyms\n");

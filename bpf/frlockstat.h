@@ -9,6 +9,8 @@
 #define MAX_CALLERS	1024
 #define MAX_CPUS	64	/* per-CPU areas looked at to name a per-CPU lock */
 #define WAITERS		4	/* waits timed per write section (more are counted) */
+#define MAX_PAIRS	2048	/* -c: (writer, reader) pairs, who cost whom */
+#define COMM_LEN	16	/* the kernel's TASK_COMM_LEN */
 
 struct hist {
 	unsigned int slots[MAX_SLOTS];
@@ -83,6 +85,7 @@ enum drop_map {
 	DROP_CALLERS,		/* a new call site */
 	DROP_WRITES,		/* a write section's begin */
 	DROP_WAITERS,		/* a wait beyond the WAITERS timed per write */
+	DROP_PAIRS,		/* -c: a new (writer, reader) pair */
 	NR_DROP_MAPS,
 };
 
@@ -100,6 +103,12 @@ struct write_key {
 	unsigned int pad;
 };
 
+/* -c: a reader, as the pairs name it: its site and its task's name. */
+struct who {
+	unsigned long long site;
+	char comm[COMM_LEN];
+};
+
 struct write_rec {
 	unsigned long long caller;	/* its begin's site */
 	unsigned long long parent;	/* that site's caller (-c), 0 if unknown */
@@ -108,6 +117,8 @@ struct write_rec {
 	unsigned int nwait;		/* waits that found it open */
 	unsigned int pad;
 	unsigned long long wait_ns[WAITERS];	/* their start; 1 once timed */
+	char comm[COMM_LEN];		/* -c: the writer's task name at its begin */
+	struct who waiter[WAITERS];	/* -c: who waits in each slot, for its timer */
 };
 
 struct caller_key {
@@ -121,6 +132,33 @@ struct caller_key {
 struct caller_stat {
 	unsigned long long count;
 	unsigned long long total_ns;	/* hold time, time lost, or its lower bound */
+};
+
+/*
+ * -c: who cost whom. Per lock, per lost read, the writer (its begin's site
+ * and its task's name there) and the reader (its retry's or wait's site and
+ * task name): a retry joined to the write that collided with it, or a wait
+ * timed to the end of the write it waited for.
+ */
+enum pair_kind {
+	PAIR_RETRY,		/* ns: the write's begin to the retry, a lower bound */
+	PAIR_WAIT,		/* ns: the wait to the write's end, exact */
+	NR_PAIR_KINDS,
+};
+
+struct pair_key {
+	unsigned long long lock;	/* the instance's key in the stats map */
+	unsigned long long writer;	/* the write's begin site */
+	unsigned long long reader;	/* the retry's or wait's site */
+	char writer_comm[COMM_LEN];
+	char reader_comm[COMM_LEN];
+	unsigned int kind;		/* enum pair_kind */
+	unsigned int pad;
+};
+
+struct pair_stat {
+	unsigned long long count;
+	unsigned long long ns;
 };
 
 #endif /* __FRLOCKSTAT_H */

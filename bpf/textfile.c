@@ -29,13 +29,22 @@
 #define MAX_MISSED	16
 
 const char *const drop_map_names[NR_DROP_MAPS] = {
-	"stats", "callers", "recent_writes", "wait_slots",
+	"stats", "callers", "recent_writes", "wait_slots", "pairs",
 };
 const char *const drop_reason_names[NR_DROP_REASONS] = { "full", "busy", "other" };
 
+/*
+ * A site's row, or a pair's: a pair is kind PAIR_ROW + its enum pair_kind,
+ * named "writer_comm\twriter\treader_comm\treader" (no name or symbol
+ * holds a tab), and shares the sites' rule of "other" below.
+ */
+#define PAIR_ROW	NR_CALLER_KINDS
+#define NAME_MAX_LEN	(2 * COMM_LEN + 2 * 128)
+#define MAX_ROWS	(MAX_CALLERS + MAX_PAIRS)
+
 struct tf_site {
 	char lock[LABEL_LEN];
-	char name[128];
+	char name[NAME_MAX_LEN];
 	unsigned int kind;
 	struct caller_stat cs;
 };
@@ -48,7 +57,7 @@ struct tf_site {
  */
 struct known_site {
 	char lock[LABEL_LEN];
-	char name[128];
+	char name[NAME_MAX_LEN];
 	unsigned int kind;
 	bool named;
 };
@@ -63,9 +72,9 @@ struct textfile {
 	char *path, *tmp;
 	struct tf_lock locks[MAX_LOCKS];
 	int nr_locks;
-	struct tf_site sites[MAX_CALLERS];
+	struct tf_site sites[MAX_ROWS];
 	int nr_sites;
-	struct known_site known[MAX_CALLERS];
+	struct known_site known[MAX_ROWS];
 	int nr_known;
 	unsigned long long drops[NR_DROP_MAPS][NR_DROP_REASONS];
 	unsigned long long ends_unmatched;
@@ -147,11 +156,15 @@ static struct known_site *known_site(struct textfile *tf, const char *lock,
 	return NULL;
 }
 
-void textfile_add_site(struct textfile *tf, const char *lock, enum caller_kind kind,
-		       const char *site, const struct caller_stat *cs)
+/* ksyms__format falls back to the raw address: never export one. */
+static const char *site_name(const char *site)
 {
-	/* ksyms__format falls back to the raw address: never export one. */
-	const char *name = strncmp(site, "0x", 2) ? site : "unknown";
+	return strncmp(site, "0x", 2) ? site : "unknown";
+}
+
+static void add_row(struct textfile *tf, const char *lock, unsigned int kind, const char *name,
+		    const struct caller_stat *cs)
+{
 	struct tf_site *s;
 
 	/* Sites that share a name (all the unknown ones) share a row. */
@@ -163,13 +176,31 @@ void textfile_add_site(struct textfile *tf, const char *lock, enum caller_kind k
 			return;
 		}
 	}
-	if (tf->nr_sites >= MAX_CALLERS)
+	if (tf->nr_sites >= MAX_ROWS)
 		return;
 	s = &tf->sites[tf->nr_sites++];
 	snprintf(s->lock, sizeof(s->lock), "%s", lock);
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->kind = kind;
 	s->cs = *cs;
+}
+
+void textfile_add_site(struct textfile *tf, const char *lock, enum caller_kind kind,
+		       const char *site, const struct caller_stat *cs)
+{
+	add_row(tf, lock, kind, site_name(site), cs);
+}
+
+void textfile_add_pair(struct textfile *tf, const char *lock, enum pair_kind kind,
+		       const char *writer_comm, const char *writer, const char *reader_comm,
+		       const char *reader, const struct pair_stat *ps)
+{
+	struct caller_stat cs = { .count = ps->count, .total_ns = ps->ns };
+	char name[NAME_MAX_LEN];
+
+	snprintf(name, sizeof(name), "%s\t%s\t%s\t%s", writer_comm, site_name(writer), reader_comm,
+		 site_name(reader));
+	add_row(tf, lock, PAIR_ROW + kind, name, &cs);
 }
 
 static int by_count_desc(const void *a, const void *b)
@@ -188,7 +219,7 @@ static void assign_rows(struct textfile *tf)
 		struct known_site *k;
 		int named = 0;
 
-		if (known_site(tf, s->lock, s->kind, s->name) || tf->nr_known >= MAX_CALLERS)
+		if (known_site(tf, s->lock, s->kind, s->name) || tf->nr_known >= MAX_ROWS)
 			continue;
 		for (int j = 0; j < tf->nr_known; j++)
 			named += tf->known[j].named && tf->known[j].kind == s->kind &&
@@ -221,6 +252,31 @@ static void put_lock_labels(FILE *f, const struct tf_lock *l)
 	put_label(f, "lock", l->lock);
 	fputc(',', f);
 	put_label(f, "kind", l->kind);
+}
+
+/*
+ * A row's own labels: a site's "site"; a pair's writer_comm, writer,
+ * reader_comm and reader (the four of "other" are "other": no site is).
+ */
+static void put_row_labels(FILE *f, unsigned int kind, const char *name)
+{
+	static const char *const keys[] = { "writer_comm", "writer", "reader_comm", "reader" };
+	char buf[NAME_MAX_LEN], *v = buf, *tab;
+
+	if (kind < PAIR_ROW) {
+		put_label(f, "site", name);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s", name);
+	for (int i = 0; i < 4; i++) {
+		tab = strchr(v, '\t');
+		if (tab)
+			*tab = '\0';
+		if (i)
+			fputc(',', f);
+		put_label(f, keys[i], v);
+		v = tab ? tab + 1 : v + strlen(v);
+	}
 }
 
 static void family(FILE *f, const char *name, const char *type, const char *help)
@@ -307,7 +363,7 @@ static void site_family(FILE *f, struct textfile *tf, const char *name, unsigned
 			fprintf(f, "%s{", name);
 			put_lock_labels(f, l);
 			fputc(',', f);
-			put_label(f, "site", s->name);
+			put_row_labels(f, kind, s->name);
 			if (seconds)
 				fprintf(f, "} %.9f\n", v * NS);
 			else
@@ -321,7 +377,8 @@ static void site_family(FILE *f, struct textfile *tf, const char *name, unsigned
 			continue;
 		fprintf(f, "%s{", name);
 		put_lock_labels(f, l);
-		fputs(",site=\"other\"", f);
+		fputc(',', f);
+		put_row_labels(f, kind, kind < PAIR_ROW ? "other" : "other\tother\tother\tother");
 		if (seconds)
 			fprintf(f, "} %.9f\n", other * NS);
 		else
@@ -351,6 +408,18 @@ static void lost_families(FILE *f, struct textfile *tf)
 		put_label(f, "event", tf->missed[i].event);
 		fprintf(f, "} %llu\n", tf->missed[i].n);
 	}
+}
+
+/* -c's pairs seen, on this page or before: their families (none with -w alone). */
+static bool has_pairs(const struct textfile *tf)
+{
+	for (int i = 0; i < tf->nr_known; i++)
+		if (tf->known[i].kind >= PAIR_ROW)
+			return true;
+	for (int i = 0; i < tf->nr_sites; i++)
+		if (tf->sites[i].kind >= PAIR_ROW)
+			return true;
+	return false;
 }
 
 int textfile_commit(struct textfile *tf)
@@ -396,6 +465,20 @@ int textfile_commit(struct textfile *tf)
 			site_family(f, tf, "frlock_site_caused_wait_seconds_total",
 				    CALLER_CAUSED_WAIT, true,
 				    "Time readers waited, per writer site of the write waited for.");
+		}
+		if (has_pairs(tf)) {
+			site_family(f, tf, "frlock_pair_read_retries_total", PAIR_ROW + PAIR_RETRY, 0,
+				    false, "Retries joined to their colliding write, per (writer "
+				    "task and begin site, reader task and site) pair (-c).");
+			site_family(f, tf, "frlock_pair_retry_lost_lower_bound_seconds_total",
+				    PAIR_ROW + PAIR_RETRY, 0, true,
+				    "Per pair, the lower bound of the time its retries lost "
+				    "(the write's begin to the retry).");
+			site_family(f, tf, "frlock_pair_read_waits_total", PAIR_ROW + PAIR_WAIT, 0,
+				    false, "Waits timed to the end of the write waited for, per "
+				    "(writer task and begin site, reader task and site) pair (-c).");
+			site_family(f, tf, "frlock_pair_read_wait_seconds_total", PAIR_ROW + PAIR_WAIT,
+				    0, true, "Per pair, the time its waits waited.");
 		}
 		if (fclose(f))
 			err = -errno;

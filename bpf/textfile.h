@@ -9,7 +9,10 @@
 
 #include "frlockstat.h"
 
-/* Named call sites per lock and site kind; the rest are summed as "other". */
+/*
+ * Named call sites per lock and site kind, and named (writer, reader)
+ * pairs per lock and pair kind; the rest are summed as "other".
+ */
 #define TEXTFILE_TOP_SITES	5
 #define LABEL_LEN		64
 
@@ -25,6 +28,10 @@ void textfile_add_lock(struct textfile *tf, const char *lock, const char *kind,
 		       const struct lock_stat *st);
 void textfile_add_site(struct textfile *tf, const char *lock, enum caller_kind kind,
 		       const char *site, const struct caller_stat *cs);
+/* -c: a pair's running totals (who cost whom). */
+void textfile_add_pair(struct textfile *tf, const char *lock, enum pair_kind kind,
+		       const char *writer_comm, const char *writer, const char *reader_comm,
+		       const char *reader, const struct pair_stat *ps);
 /* Events lost: failed map updates by map and reason, write ends without a begin. */
 void textfile_set_lost(struct textfile *tf,
 		       const unsigned long long drops[NR_DROP_MAPS][NR_DROP_REASONS],

@@ -47,6 +47,72 @@ def callers(recs):
     return [r for r in recs if isinstance(r, dict) and r.get("type") == "frlockstat_caller"]
 
 
+def row_pairs(recs):
+    """(row, its frlockstat_pair records) per row record: -c -j prints a
+    row's pairs just before the row."""
+    pending = []
+    for r in recs:
+        if not isinstance(r, dict):
+            continue
+        if r.get("type") == "frlockstat_pair":
+            pending.append(r)
+        elif r.get("type") == "frlockstat":
+            yield r, [p for p in pending if p.get("lock") == r.get("lock")]
+            pending = []
+
+
+def pair_drops(recs):
+    """Pairs lost to a full or busy map, as the last drops record says."""
+    last = [r for r in recs if isinstance(r, dict) and r.get("type") == "frlockstat_drops"]
+    by = (last[-1].get("by_map") or {}).get("pairs", {}) if last else {}
+    return sum(v for v in by.values() if isinstance(v, int))
+
+
+def who_joins(mode, recs, lock=TK):
+    """-c -j's who-cost-whom pairs: each joins (its writer site began
+    writes of that lock in the same run: a caused or causedwait site
+    record of that lock and site, of the pair's kind, and the lock has
+    write records; a lock's begin and end may lie in two functions, as
+    the benchmark module's do), and per row they add up to its joined retries and timed waits:
+    never more (the pairs are read before the rows), fewer only by the
+    pairs lost (a full map) and the events of the instant between the two
+    reads (2 allowed). The run is one interval: its figures are totals.
+    LOCK (the start of its name) must have pairs of both kinds."""
+    sites = callers(recs)
+    wrote = {r.get("lock") for r in sites if r.get("kind") == "write"}
+    began = {(r.get("lock"), r.get("kind"), r.get("caller")) for r in sites}
+    lost = pair_drops(recs)
+    bad, seen, sums = [], 0, []
+    for row, ps in row_pairs(recs):
+        for p in ps:
+            seen += 1
+            caused = "caused" if p.get("kind") == "retry" else "causedwait"
+            if not (p.get("lock") in wrote
+                    and (p.get("lock"), caused, p.get("writer")) in began
+                    and p.get("bound") is (p.get("kind") == "retry") and p.get("writer_comm")
+                    and p.get("reader_comm") and p.get("v") == 2):
+                bad.append(p)
+        for kind, joined, ns in (("retry", "retries_joined", "retry_lost_lb_ns"),
+                                 ("wait", "waits_joined", "wait_ns_sum")):
+            got = [p for p in ps if p.get("kind") == kind]
+            n, t = sum(p.get("count_total", 0) for p in got), sum(p.get("ns_total", 0) for p in got)
+            want, want_ns = row.get(joined, 0), row.get(ns, 0)
+            if n or want:
+                sums.append("%s %s %d/%d" % (row.get("lock"), kind, n, want))
+            if not (want - lost - 2 <= n <= want and t <= want_ns and (n < want or t == want_ns or not got)):
+                bad.append({"lock": row.get("lock"), "kind": kind, "pairs": n, "joined": want,
+                            "pairs_ns": t, "row_ns": want_ns, "pairs_lost": lost})
+    for b in bad[:5]:
+        note("does not join or add up: %s" % json.dumps(b)[:400])
+    note("%s: pairs per row and kind (pairs/joined): %s" % (mode, ", ".join(sums)))
+    mine = [p for _, ps in row_pairs(recs) for p in ps if str(p.get("lock", "")).startswith(lock)]
+    check(seen > 0 and not bad and any(p.get("kind") == "retry" for p in mine)
+          and any(p.get("kind") == "wait" for p in mine),
+          "frlockstat (%s) -c -j: %d who-cost-whom pairs (%s retries and waits among them), each joined "
+          "to a writer site that wrote its lock, adding up to each row's joined retries and timed waits"
+          % (mode, seen, lock))
+
+
 def fn(caller):
     return caller.split("+", 1)[0]
 
@@ -112,6 +178,7 @@ def modes(d):
                   and r.get("kind") == "write" and r.get("caller", "").startswith("tick_do_update_jiffies64+")
                   for r in sites),
               "frlockstat (%s) -j -c: site records carry their lock's kind" % mode)
+        who_joins(mode, recs)
         pcts = [r["hold_ns_pct"] for r in tk if isinstance(r.get("hold_ns_pct"), dict)]
         check(bool(pcts) and all(p["p50"] <= p["p99"] <= p["max"] for p in pcts),
               "frlockstat (%s) reports the hold time's p50 <= p99 <= max" % mode)
@@ -197,15 +264,16 @@ def names(d):
     # fs_struct's (written by chdir: set_fs_pwd) and the hrtimer bases'
     # (per CPU, written when timers run). Series v3 named both "seq" in its
     # events, and frlockstat v1 showed them as one row; they are two rows
-    # (an fs_struct is fs_struct.seq, or where SLUB merged its cache with
-    # another, the cache's name, the offset and the writer).
+    # (an fs_struct is fs_struct.seq, also where SLUB merged its cache into
+    # another: in the frlock guest fs_cache is merged into vmap_area with
+    # five caches whose types all have a name, none a lock at its offset).
     seq = stats(d.records("seq"))
     for r in seq:
         note('"lock":"%s","kind":"%s","naming":"%s"' % (r.get("lock"), r.get("kind"), r.get("naming")))
     fs = next((r["lock"] for r in seq if r.get("naming") == "slab" and r.get("top_writer") == "set_fs_pwd"), None)
     hr = next((r["lock"] for r in seq if r.get("naming") == "percpu"
                and r.get("top_writer") == "__hrtimer_run_queues"), None)
-    check(fs is not None and hr is not None and fs != hr
+    check(fs == "fs_struct.seq" and hr is not None
           and re.fullmatch(r"hrtimer_bases\.clock_base.*\.seq", hr) is not None,
           'two unrelated counters spelled "seq" are two rows: the fs_struct\'s (%s, a slab object) and an '
           "hrtimer base's (%s, per CPU)" % (fs or "none", hr or "none"))
@@ -247,6 +315,22 @@ def storm(d):
     check(who in ("__d_move", "d_move"),
           "rename storm: -c names __d_move or d_move as the writer that cost d_seq's readers most (%s)"
           % (who or "none"))
+    lines = sc.splitlines()
+    head = "rename_lock: who cost whom"
+    at = next((i for i, x in enumerate(lines) if x.startswith(head)), None)
+    pairs = []
+    if at is not None:
+        for line in lines[at:]:
+            if not line.strip():
+                break
+            note(line)
+            pairs.append(line)
+    # KIND, the writer's task and site, the reader's, COUNT, LOST.
+    rows = [x.split() for x in pairs[2:] if x.split()[:1] in (["retry"], ["wait"])]
+    check(bool(rows) and any(fn(w[2]) == "d_move" for w in rows if len(w) > 2)
+          and all(len(x) <= 79 for x in pairs),
+          "rename storm: -c's who-cost-whom table for rename_lock names d_move's task as a writer, "
+          "within 79 columns (%d pairs shown)" % len(rows))
 
 
 def join(d):
@@ -308,11 +392,14 @@ def join(d):
     check(joined(), "join: every wait timed to its write's end, none longer than the holds (%d us injected); "
           "every retry joined; waits and retry bounds below what the readers measured they lost" % hold)
     sites = sorted({fn(r.get("caller", "")) for r in callers(recs)
-                    if str(r.get("lock", "")).startswith("bench_sc") and r.get("kind") in ("caused", "causedwait")})
+                    if str(r.get("lock", "")).startswith("bench_sc") and r.get("kind") in ("caused", "causedwait")}
+                   | {fn(p.get("writer", "")) for _, ps in row_pairs(recs) for p in ps
+                      if str(p.get("lock", "")).startswith("bench_sc")})
     syms = set(d.text("join.syms").split())
     note("joined to: %s" % " ".join(sites))
     check(bool(sites) and set(sites) <= syms,
-          "join: every wait and retry is joined to a writer site in the benchmark module")
+          "join: every wait and retry is joined to a writer site in the benchmark module (-c's pairs too)")
+    who_joins("join", recs, "bench_sc")
 
 
 def main(argv):

@@ -55,6 +55,33 @@ class StatJudge(unittest.TestCase):
         self.assertIn("not ok - frlockstat (tp_btf): every record is schema version 2", out)
         self.assertIn("not ok - frlockstat -h shows examples", out)
 
+    def test_pairs(self):
+        """statjudge: -c's pairs join and add up to the row's joined retries and waits, or fail"""
+        def recs(writer, count):
+            site = {"type": "frlockstat_caller", "v": 2, "lock": "tk_core", "lock_kind": "frlock"}
+            return [dict(site, kind="write", caller="timekeeping_advance+0x1a0"),
+                    dict(site, kind="caused", caller="timekeeping_advance+0x12"),
+                    dict(site, kind="causedwait", caller="timekeeping_advance+0x12"),
+                    {"type": "frlockstat_pair", "v": 2, "lock": "tk_core", "lock_kind": "frlock",
+                     "kind": "retry", "writer_comm": "swapper/0", "writer": writer,
+                     "reader_comm": "gtod-load", "reader": "ktime_get_real_ts64+0x40",
+                     "count": count, "ns": 900, "bound": True, "count_total": count, "ns_total": 900},
+                    {"type": "frlockstat_pair", "v": 2, "lock": "tk_core", "lock_kind": "frlock",
+                     "kind": "wait", "writer_comm": "adjtimex", "writer": "timekeeping_advance+0x12",
+                     "reader_comm": "gtod-load", "reader": "ktime_get_real_ts64+0x20",
+                     "count": 1, "ns": 50, "bound": False, "count_total": 1, "ns_total": 50},
+                    {"type": "frlockstat", "v": 2, "lock": "tk_core", "retries": 3,
+                     "retries_joined": 3, "retry_lost_lb_ns": 900, "waits": 1, "waits_joined": 1,
+                     "wait_ns_sum": 50}]
+        for writer, count, verdict in (("timekeeping_advance+0x12", 3, "ok"),
+                                       ("do_adjtimex+0x12", 3, "not ok"),
+                                       ("timekeeping_advance+0x12", 4, "not ok")):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                statjudge.who_joins("tp_btf", recs(writer, count))
+            self.assertIn("\n" + verdict + " - frlockstat (tp_btf) -c -j: 2 who-cost-whom pairs",
+                          "\n" + out.getvalue())
+
 
 if __name__ == "__main__":
     unittest.main()
