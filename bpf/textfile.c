@@ -467,18 +467,18 @@ int textfile_commit(struct textfile *tf)
 				    "Time readers waited, per writer site of the write waited for.");
 		}
 		if (has_pairs(tf)) {
-			site_family(f, tf, "frlock_pair_read_retries_total", PAIR_ROW + PAIR_RETRY, 0,
+			site_family(f, tf, "frlock_pair_read_retries_total", PAIR_ROW + PAIR_RETRY,
 				    false, "Retries joined to their colliding write, per (writer "
 				    "task and begin site, reader task and site) pair (-c).");
 			site_family(f, tf, "frlock_pair_retry_lost_lower_bound_seconds_total",
-				    PAIR_ROW + PAIR_RETRY, 0, true,
+				    PAIR_ROW + PAIR_RETRY, true,
 				    "Per pair, the lower bound of the time its retries lost "
 				    "(the write's begin to the retry).");
-			site_family(f, tf, "frlock_pair_read_waits_total", PAIR_ROW + PAIR_WAIT, 0,
+			site_family(f, tf, "frlock_pair_read_waits_total", PAIR_ROW + PAIR_WAIT,
 				    false, "Waits timed to the end of the write waited for, per "
 				    "(writer task and begin site, reader task and site) pair (-c).");
 			site_family(f, tf, "frlock_pair_read_wait_seconds_total", PAIR_ROW + PAIR_WAIT,
-				    0, true, "Per pair, the time its waits waited.");
+				    true, "Per pair, the time its waits waited.");
 		}
 		if (fclose(f))
 			err = -errno;

@@ -285,6 +285,10 @@
 				d.appendChild(document.createElement('dd')).textContent = val;
 			}
 			fillTable(el('rows'), v.rows);
+			fillTable(el('pairs'), v.pairs);
+			el('pairs-note').hidden = !v.pairs.note && !v.pairs.more;
+			el('pairs-note').textContent = v.pairs.note ||
+				(v.pairs.more ? v.pairs.more + ' more pairs' : '');
 			fillTable(el('callers'), v.callers);
 			el('callers-note').hidden = !v.callers.note && !v.callers.more;
 			el('callers-note').textContent = v.callers.note ||
@@ -329,6 +333,7 @@
 				detail: el('detail-lock').textContent,
 				locks: tableCells(el('locks')), rows: tableCells(el('rows')),
 				callers: tableCells(el('callers')),
+				pairs: tableCells(el('pairs')),
 				headers: ['locks', 'rows', 'callers'].map(id =>
 					Array.from(el(id).tHead.rows[0].cells, th => th.textContent)),
 				lost: el('lost').textContent, skipped: el('skipped').textContent,

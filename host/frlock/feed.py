@@ -2,8 +2,8 @@
 """The frlock feed: NDJSON records from the guest, and their schema.
 
 One JSON object per line, written in the guest by frlockstat -j
-("frlockstat", "frlockstat_caller", "frlockstat_drops",
-"frlockstat_missed"), gtod-load -j ("load", "load_summary") or, in its
+("frlockstat", "frlockstat_caller", "frlockstat_pair",
+"frlockstat_drops", "frlockstat_missed"), gtod-load -j ("load", "load_summary") or, in its
 place, frlock-watch for the user's own workload ("workload_start",
 "workload_end"), ended by frlock-watch's {"type":"feed_end"}. Every
 record but feed_end carries the schema version "v" (an integer); this reader knows SCHEMA alone
@@ -36,7 +36,8 @@ SCHEMA = 2
 # record of every version.
 UNVERSIONED = ("feed_end",)
 
-TYPES = ("frlockstat", "frlockstat_caller", "frlockstat_drops", "frlockstat_missed",
+TYPES = ("frlockstat", "frlockstat_caller", "frlockstat_pair", "frlockstat_drops",
+         "frlockstat_missed",
          "load", "load_summary", "workload_start", "workload_end", "feed_end")
 HISTS = ("hold_ns", "wait_ns", "retry_lb_ns")
 
@@ -86,6 +87,13 @@ FIELDS = {
     "frlockstat_caller": ({"lock": _str, "lock_kind": lambda k: k in ("frlock", "seqcount"),
                            "kind": _str, "caller": _str, "count": _count,
                            "total_ns": _count, "from": _str}, {}),
+    # frlockstat -c: who cost whom, per (writer task and site, reader task
+    # and site); a retry's time is a lower bound ("bound": true)
+    "frlockstat_pair": ({"lock": _str, "lock_kind": lambda k: k in ("frlock", "seqcount"),
+                         "kind": lambda k: k in ("retry", "wait"), "writer_comm": _str,
+                         "writer": _str, "reader_comm": _str, "reader": _str,
+                         "count": _count, "ns": _count, "bound": lambda b: isinstance(b, bool)},
+                        {"count_total": _count, "ns_total": _count}),
     "frlockstat_drops": ({"drops": _count},
                          {"full": _count, "busy": _count, "other": _count,
                           # {map: {"full": n, "busy": n, "other": n}}

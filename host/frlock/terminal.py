@@ -10,8 +10,9 @@ def table(columns, rows):
     but the first (a name) and the text columns."""
     cols = [list(columns)] + [list(r) for r in rows]
     widths = [max(len(r[i]) for r in cols) for i in range(len(columns))]
-    left = {0} | {i for i, c in enumerate(columns) if c in ("kind", "writer", "reader",
-                                                              "site", "caller", "from")}
+    left = {0} | {i for i, c in enumerate(columns) if c in (
+        "kind", "writer", "reader", "site", "caller", "from", "writer task", "writer site",
+        "reader task", "reader site")}
     return [line(r, widths, left) for r in cols]
 
 
@@ -75,6 +76,12 @@ def final_text(snap):
         out.extend(table(c["columns"], c["rows"]))
     elif c["note"]:
         out.append(c["note"])
+    pr = snap["pairs"]
+    if pr["rows"]:
+        out.append("")
+        out.append("who cost whom, whole run (lost reads per writer and reader; "
+                   "≥: at least)%s:" % (" (%d more)" % pr["more"] if pr["more"] else ""))
+        out.extend(table(pr["columns"], pr["rows"]))
     out.append(snap["lost"])
     out.append(snap["skipped"])
     if snap["incomplete"]:
@@ -89,10 +96,12 @@ def tables_in(text, snap):
     missing = []
     lines = text.splitlines()
     for name, t in (("locks", snap["locks"]), ("rows", snap["rows"]),
-                    ("callers", snap["callers"])):
+                    ("callers", snap["callers"]), ("pairs", snap["pairs"])):
         want = table(t["columns"], t["rows"])
         if name == "callers" and not t["rows"]:
             want = [t["note"]] if t["note"] else []
+        if name == "pairs" and not t["rows"]:
+            want = []
         if not _contains(lines, want):
             missing.append(name)
     for name in ("lost", "skipped", "incomplete"):

@@ -56,6 +56,12 @@ LOCK_COLUMNS = ("lock", "kind", "writes/s", "hold p50", "hold p99", "hold max",
 ROW_COLUMNS = ("time", "reads/s", "no retry", "writes/s", "retries/s", "waits/s",
                "hold p50", "hold p99", "hold max")
 CALLER_COLUMNS = ("site", "caller", "from", "count", "mean ns")
+# frlockstat -c's who cost whom: the lost reads per writer task and site
+# and reader task and site, whole run; "lost" is a lower bound ("≥") where
+# retries are in it (a retry is timed from its write's begin).
+PAIR_COLUMNS = ("lock", "kind", "writer task", "writer site", "reader task", "reader site",
+                "count", "lost")
+MAX_PAIRS = 20
 HIST_TITLES = {
     "hold_ns": "write section hold time (ns)",
     "wait_ns": "time a reader waited for a write (ns)",
@@ -239,6 +245,7 @@ class View:
         self.newer = {}             # version -> records
         self.ended = False
         self.feed_end = False       # the guest's {"type":"feed_end"} was read
+        self.pairs = {}             # (lock, kind, wcomm, writer, rcomm, reader) -> [n, ns, bound]
         self.workload = None        # make run CMD=...: workload_start, then its end
         self.workload_out = None    # (its output's last lines, a note), from the host
         self.last_ts = None         # the newest frlockstat interval's end
@@ -273,6 +280,14 @@ class View:
             # frlockstat -j prints a lock's call sites before its line.
             self.with_callers = True
             self.pending_callers.setdefault(rec["lock"], []).append(rec)
+            return []
+        if t == "frlockstat_pair":
+            key = (rec["lock"], rec["kind"], rec["writer_comm"], rec["writer"],
+                   rec["reader_comm"], rec["reader"])
+            p = self.pairs.setdefault(key, [0, 0, False])
+            p[0] += rec["count"]
+            p[1] += rec["ns"]
+            p[2] = p[2] or rec["bound"]
             return []
         if t == "frlockstat":
             return self._stat(rec)
@@ -483,6 +498,14 @@ class View:
             out.append([kind, caller, frm, count(n), mean])
         return out, len(rows) - len(out)
 
+    def pair_rows(self):
+        """Who cost whom, whole run: the pairs that cost readers the most
+        time, then the most lost reads; and how many more there are."""
+        rows = sorted(self.pairs.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
+        out = [list(k) + [count(n), duration_rate(ns, b)]
+               for k, (n, ns, b) in rows[:MAX_PAIRS]]
+        return out, len(rows) - len(out)
+
     def lost_line(self):
         """frlockstat's lost events, running totals: one line."""
         parts = []
@@ -583,6 +606,10 @@ class View:
         snap["callers"] = {"columns": list(CALLER_COLUMNS), "rows": callers, "more": more,
                            "note": None if self.with_callers else
                            "no call sites: frlockstat ran without -c"}
+        pairs, more = self.pair_rows()
+        snap["pairs"] = {"columns": list(PAIR_COLUMNS), "rows": pairs, "more": more,
+                         "note": None if self.with_callers else
+                         "no victims and culprits: frlockstat ran without -c"}
         done = lk.intervals[:lk.done] if lk else []
         t0 = self._t0()
         snap["hists"] = {k: self._hist(done, k) for k in feed.HISTS}

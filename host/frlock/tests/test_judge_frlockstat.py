@@ -56,7 +56,7 @@ class StatJudge(unittest.TestCase):
         self.assertIn("not ok - frlockstat -h shows examples", out)
 
     def test_pairs(self):
-        """statjudge: -c's pairs join and add up to the row's joined retries and waits, or fail"""
+        """judge-frlockstat: -c's pairs join and add up to the row's joined retries and waits, or fail"""
         def recs(writer, count):
             site = {"type": "frlockstat_caller", "v": 2, "lock": "tk_core", "lock_kind": "frlock"}
             return [dict(site, kind="write", caller="timekeeping_advance+0x1a0"),
@@ -78,7 +78,7 @@ class StatJudge(unittest.TestCase):
                                        ("timekeeping_advance+0x12", 4, "not ok")):
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
-                statjudge.who_joins("tp_btf", recs(writer, count))
+                frlockstat.who_joins("tp_btf", recs(writer, count))
             self.assertIn("\n" + verdict + " - frlockstat (tp_btf) -c -j: 2 who-cost-whom pairs",
                           "\n" + out.getvalue())
 
