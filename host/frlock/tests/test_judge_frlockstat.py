@@ -56,7 +56,7 @@ class StatJudge(unittest.TestCase):
         self.assertIn("not ok - frlockstat -h shows examples", out)
 
     def test_pairs(self):
-        """judge-frlockstat: -c's pairs join and add up to the row's joined retries and waits, or fail"""
+        """judges/frlockstat: -c's pairs join and add up to the row's joined retries and waits, or fail"""
         def recs(writer, count):
             site = {"type": "frlockstat_caller", "v": 2, "lock": "tk_core", "lock_kind": "frlock"}
             return [dict(site, kind="write", caller="timekeeping_advance+0x1a0"),
