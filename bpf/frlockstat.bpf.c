@@ -40,6 +40,7 @@ const volatile __u64 max_pfn_addr = 0;		/* &max_pfn */
 #define VMEMMAP_DEFAULT		0xffffea0000000000ULL
 #define PAGE_SHIFT		12
 #define TIMED			1	/* a write_rec wait slot already timed */
+_Static_assert((WAITERS & (WAITERS - 1)) == 0, "read_wait masks a slot's index with WAITERS - 1");
 
 /*
  * Events lost because a map update failed, per map (enum drop_map) and
@@ -503,11 +504,17 @@ static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long
 	if (w) {
 		i = __sync_fetch_and_add(&w->nwait, 1);
 		if (i < WAITERS) {
-			if (__sync_val_compare_and_swap(&w->wait_ns[i], 0, now) == 0) {
+			u32 k = i;
+			u64 *slot;
+
+			/* Hide k's range, so the mask stays and bounds k for the verifier. */
+			barrier_var(k);
+			slot = &w->wait_ns[k & (WAITERS - 1)];
+
+			if (__sync_val_compare_and_swap(slot, 0, now) == 0) {
 				end = __sync_fetch_and_add(&w->end_ns, 0);
 				/* Still open: the end times this wait. */
-				mine = end && __sync_val_compare_and_swap(&w->wait_ns[i], now,
-									  TIMED) == now;
+				mine = end && __sync_val_compare_and_swap(slot, now, TIMED) == now;
 			} else {
 				/* The end took the slot first: end_ns is set. */
 				end = __sync_fetch_and_add(&w->end_ns, 0);

@@ -10,10 +10,10 @@ lines (NAME.dmesg), frlockstat's NDJSON (NAME.json) for each run, and
 line per check, with the figures; exit status 1 if any failed.
 
 The probe's dispatch is measured, not assumed: frlock_bench's write
-sections (two tracepoint hits each: begin and end) with nothing attached
-against frlockstat -S attached give the price of a hit; -S's statistics
-give the programs' own run time; the rest of a hit is the tracepoint's
-dispatch (and the statistics' own clock reads, which -S adds).
+sections (two tracepoint hits each: begin and end) with nothing attached,
+with empty programs (the dispatch alone), with frlockstat and with
+frlockstat -S give the price of a hit; -S's statistics give its programs'
+own run time.
 """
 
 import os
@@ -27,10 +27,11 @@ checks = Checks("waits: ")
 check, note = checks.check, checks.note
 
 # The time from the write's begin (its program's clock read) to the wait's
-# program's clock read is three hits' worth at most: the begin program's
-# rest and return before the count turns odd, the reader's notice (its
-# read section, and a retry's hit when the write began inside it), and
-# the wait event's own dispatch.
+# program's clock read is three probe hits' worth at most (a hit: the
+# tracepoint's dispatch and the program): the begin program's rest and
+# return before the count turns odd, the reader's notice (its read
+# section, and a retry's hit when the write began inside it), and the
+# wait event's own dispatch.
 HITS_BEFORE_WAIT = 3
 
 
@@ -58,10 +59,13 @@ def prog_totals(rec, suffix):
 
 
 def dispatch(d, rc):
-    """The probe's cost per hit, its programs' share and the rest (the
-    dispatch), from the interleaved write runs; None if not measured."""
-    off, on, self_ = (ns_per_write(d, n + ".dmesg") for n in ("write-off", "write-on", "write-self"))
-    note("frlock ns per write section: nothing attached %s; frlockstat %s; frlockstat -S %s" % (off, on, self_))
+    """The price of a hit, from the interleaved write runs: an empty
+    program's (the tracepoint's dispatch), frlockstat -S's (the dispatch
+    and its program), and -S's own figure for its programs; None if not
+    measured. Returns frlockstat -S's hit in ns."""
+    runs = {n: ns_per_write(d, "write-%s.dmesg" % n) for n in ("off", "empty", "on", "self")}
+    note("frlock ns per write section (two hits): nothing attached %(off)s; empty programs %(empty)s; "
+         "frlockstat %(on)s; frlockstat -S %(self)s" % runs)
     progs = []
     for name in sorted(f[:-5] for f in os.listdir(d) if re.fullmatch(r"write-self\.\d+\.json", f)):
         recs = selfs(json_lines(d, name + ".json"))
@@ -73,19 +77,21 @@ def dispatch(d, rc):
               "write_end %d runs, %d ns; 200000 sections; exit %s)" % (name, runs_b, ns_b, runs_e, ns_e, rc.get(name)))
         if ok:
             progs.append((ns_b / runs_b + ns_e / runs_e) / 2)
-    if not (off and self_ and progs and len(off) == len(self_)):
-        check(False, "the write sections were measured with and without frlockstat -S")
+    n = len(runs["off"])
+    if not (n and all(len(v) == n for v in runs.values()) and progs):
+        check(False, "the write sections were measured with nothing, empty programs, frlockstat and frlockstat -S "
+              "attached, as many times each")
         return None
-    hit = (statistics.median(self_) - statistics.median(off)) / 2
-    prog = statistics.median(progs)
-    stats_cost = (statistics.median(self_) - statistics.median(on)) / 2 if on else None
-    note("per hit: %.0f ns (median of %d runs each); the programs themselves %.0f ns; the rest, the "
-         "tracepoint's dispatch and the statistics' clock reads: %.0f ns; turning the statistics on: "
-         "%s ns per hit (the -S runs against the runs without)"
-         % (hit, len(off), prog, hit - prog, "%.0f" % stats_cost if stats_cost is not None else "-"))
-    check(hit > prog > 0, "a hit costs more than its program (%.0f ns > %.0f ns): the dispatch is %.0f ns"
-          % (hit, prog, hit - prog))
-    return hit, prog
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    empty = (med["empty"] - med["off"]) / 2
+    hit = (med["self"] - med["off"]) / 2
+    note("per hit (medians of %d runs): an empty program %.0f ns, the tracepoint's dispatch; frlockstat %.0f ns; "
+         "frlockstat -S %.0f ns, of which its programs ran %.0f ns by the kernel's statistics; turning the "
+         "statistics on: %.0f ns a hit" % (n, empty, (med["on"] - med["off"]) / 2, hit, statistics.median(progs),
+                                           (med["self"] - med["on"]) / 2))
+    check(empty > 0 and hit > empty,
+          "the probe's dispatch measured: an empty program's hit %.0f ns, frlockstat -S's %.0f ns" % (empty, hit))
+    return hit
 
 
 def hist_count(h, pred):
@@ -179,8 +185,7 @@ def main(argv):
         name, _, st = line.partition(" ")
         rc[name] = int(st) if st.strip().lstrip("-").isdigit() else None
     hold_us = int((read(d, "hold_us") or "0").strip() or 0)
-    measured = dispatch(d, rc)
-    hold(d, rc, hold_us, measured[0] - measured[1] if measured else None)
+    hold(d, rc, hold_us, dispatch(d, rc))
     short(d, rc)
     text_and_page(d, rc)
     return 1 if checks.failed else 0

@@ -6,10 +6,11 @@
 # says what each run must show).
 #
 # - dispatch: frlock_bench test=write, frlock's write sections with
-#   nothing attached, with frlockstat -k frlock, and with frlockstat -S
-#   -k frlock, interleaved REPS times: per section two tracepoint hits
-#   (begin, end), each the tracepoint's dispatch and the program; -S's
-#   statistics time the programs alone, so the rest is the dispatch.
+#   nothing attached, with empty tp_btf programs (tests/bpf/empty_probe),
+#   with frlockstat -k frlock, and with frlockstat -S -k frlock,
+#   interleaved REPS times: per section two tracepoint hits (begin, end);
+#   an empty program's hit is the dispatch, frlockstat's the dispatch and
+#   its program, which -S's statistics time alone.
 # - hold: the benchmark module's hard-irq writer holds bench_fr (an
 #   frlock) HOLD us longer than its copy, every 4 ms, against a reader
 #   on the other CPU, with frlockstat -j -S -k frlock attached through
@@ -21,6 +22,7 @@
 #
 # usage: waits.sh [HOLD_US] [REPS]
 F=/opt/frlock/bpf/.output/frlockstat
+E=/opt/frlock/bpf/.output/empty_probe
 OUT=/results/waits
 HOLD=${1:-150}
 REPS=${2:-3}
@@ -28,8 +30,8 @@ REPS=${2:-3}
 # shellcheck source=guest-rootfs/lib.sh
 . /opt/frlock/guest-rootfs/lib.sh
 
-if [ ! -x "$F" ]; then
-	not_ok "frlockstat is built (no $F: run make -C bpf)"
+if [ ! -x "$F" ] || [ ! -x "$E" ]; then
+	not_ok "frlockstat and empty_probe are built (no $F or $E: run make -C bpf)"
 	exit 0
 fi
 if ! mkdir -p "$OUT" || ! [ -w "$OUT" ]; then
@@ -40,17 +42,21 @@ rc() { echo "$1 $2" >>"$OUT/rc"; }
 : >"$OUT/rc"
 echo "$HOLD" >"$OUT/hold_us"
 
-# attached NAME ARGS...: frlockstat ARGS in the background, its stdout in
+# attached NAME PROG ARGS...: PROG ARGS in the background, its stdout in
 # NAME.json, once it has attached. Sets stat.
 attached() {
 	_a_name=$1
 	shift
-	"$F" "$@" >"$OUT/$_a_name.json" 2>"$OUT/$_a_name.err" &
+	# Emptied first: the background job's redirection may come after the
+	# wait below has read the banner of the run before.
+	: >"$OUT/$_a_name.err"
+	"$@" >"$OUT/$_a_name.json" 2>>"$OUT/$_a_name.err" &
 	stat=$!
 	wait_attached $stat "$OUT/$_a_name.err" '^Tracing' 600
 }
 
-# bench NAME ARGS...: frlock_bench with ARGS, its result lines in NAME.dmesg.
+# bench NAME ARGS...: frlock_bench with ARGS (the module stays loaded, so
+# that frlockstat names its lock: unload), its result lines in NAME.dmesg.
 bench() {
 	_b_name=$1
 	shift
@@ -58,23 +64,39 @@ bench() {
 	modprobe frlock_bench "$@" 2>>"$OUT/modprobe.err"
 	rc "$_b_name" $?
 	dmesg | grep 'frlock_bench: ' >>"$OUT/$_b_name.dmesg"
-	rmmod frlock_bench 2>/dev/null
+}
+unload() { rmmod frlock_bench 2>/dev/null; }
+
+# stopped NAME: stop the attached tool, its exit status as NAME's.
+stopped() {
+	kill -INT $stat
+	wait_sigint $stat
+	rc "$1" $?
 }
 
-# The tracepoint's dispatch: frlock's write sections, off, with
-# frlockstat, with frlockstat -S (REPS times, interleaved).
+# The tracepoint's dispatch: frlock's write sections with nothing
+# attached, with empty programs, with frlockstat, and with frlockstat -S
+# (REPS times, interleaved).
+W="test=write loops=200000 rounds=1"
 rep=1
 while [ "$rep" -le "$REPS" ]; do
-	bench write-off test=write loops=200000 rounds=1
-	attached write-on -j -k frlock 600
-	bench write-on test=write loops=200000 rounds=1
-	kill -INT $stat
-	wait_sigint $stat
-	attached write-self.$rep -j -S -k frlock 600
-	bench write-self test=write loops=200000 rounds=1
-	kill -INT $stat
-	wait_sigint $stat
-	rc write-self.$rep $?
+	# shellcheck disable=SC2086
+	{
+		bench write-off $W
+		unload
+		attached write-empty $E
+		bench write-empty $W
+		stopped write-empty.$rep
+		unload
+		attached write-on "$F" -j -k frlock 600
+		bench write-on $W
+		stopped write-on.$rep
+		unload
+		attached write-self.$rep "$F" -j -S -k frlock 600
+		bench write-self $W
+		stopped write-self.$rep
+		unload
+	}
 	rep=$((rep + 1))
 done
 
@@ -82,12 +104,11 @@ done
 for phase in hold short; do
 	h=$HOLD
 	[ $phase = short ] && h=0
-	attached $phase -j -S -k frlock 600
+	attached $phase "$F" -j -S -k frlock 600
 	bench $phase test=window hold_us=$h period_us=4000 readers=1 clock=cycles \
-		duration_ms=2000 rounds=1
-	kill -INT $stat
-	wait_sigint $stat
-	rc $phase.stat $?
+		duration_ms=4000 rounds=1
+	stopped $phase.stat
+	unload
 done
 
 # -S as text and in the Prometheus page, under gettimeofday load.
