@@ -105,7 +105,7 @@ for phase in hold short; do
 	h=$HOLD
 	[ $phase = short ] && h=0
 	attached $phase "$F" -j -S -k frlock 600
-	bench $phase test=window hold_us=$h period_us=4000 readers=1 clock=cycles \
+	bench $phase test=window hold_us="$h" period_us=4000 readers=1 clock=cycles \
 		duration_ms=4000 rounds=1
 	stopped $phase.stat
 	unload
