@@ -1390,11 +1390,11 @@ static void report_self(const struct interval *iv)
 			printf(",\"bpf_stats_why\":");
 			json_str(stats_why);
 		}
-		printf(",\"programs\":[");
+		printf(",\"by_prog\":{");
 		for (int i = 0; i < nr_progs; i++) {
 			const struct bpf_prog_info *c = &progs[i].info, *p = &progs[i].prev;
 
-			printf("%s{\"prog\":\"%s\",\"event\":\"%s\"", i ? "," : "", progs[i].name,
+			printf("%s\"%s\":{\"event\":\"%s\"", i ? "," : "", progs[i].name,
 			       progs[i].event);
 			if (on)
 				printf(",\"run_cnt\":%llu,\"run_time_ns\":%llu",
@@ -1407,7 +1407,7 @@ static void report_self(const struct interval *iv)
 				       (unsigned long long)c->run_cnt, (unsigned long long)c->run_time_ns);
 			printf("\"recursion_misses\":%llu}}", (unsigned long long)c->recursion_misses);
 		}
-		printf("]");
+		printf("}");
 		if (on)
 			printf(",\"run_cnt\":%llu,\"run_time_ns\":%llu", runs, ns);
 		printf(",\"poller_cpu_ns\":%llu,\"poller_user_ns\":%llu,\"poller_sys_ns\":%llu,"

@@ -53,7 +53,7 @@ def bench_row(recs):
 
 def prog_totals(rec, suffix):
     """The total runs and run time of the programs whose name ends in suffix."""
-    ps = [p for p in rec.get("programs", []) if p.get("prog", "").endswith(suffix)]
+    ps = [p for name, p in rec.get("by_prog", {}).items() if name.endswith(suffix)]
     return (sum(p.get("total", {}).get("run_cnt", 0) for p in ps),
             sum(p.get("total", {}).get("run_time_ns", 0) for p in ps))
 

@@ -112,10 +112,12 @@ for phase in hold short; do
 done
 
 # -S as text and in the Prometheus page, under gettimeofday load.
-"$F" -S -P /tmp/self.prom 3 2 >"$OUT/text.txt" 2>"$OUT/text.err" &
+"$F" -S -P /tmp/self.prom 3 3 >"$OUT/text.txt" 2>"$OUT/text.err" &
 stat=$!
 wait_attached $stat "$OUT/text.txt" '^Tracing' 600
 gtod-load -t 1 -d 4 -w 500 -i 0 >/dev/null 2>&1
+# The page is there from the first interval's end (late under TCG) to the exit.
+wait_attached $stat /tmp/self.prom '^frlock_poller_cpu_seconds_total' 100
 cp /tmp/self.prom "$OUT/self.prom" 2>/dev/null
 wait $stat
 rc text $?

@@ -21,15 +21,15 @@ def write_lines(ns):
 
 
 def self_rec(wbegin_ns, wend_ns, stats="on"):
-    progs = []
+    progs = {}
     for name, event, ns in (("btf_fr_wbegin", "frlock_write_begin", wbegin_ns),
                             ("btf_fr_wend", "frlock_write_end", wend_ns)):
-        p = {"prog": name, "event": event, "recursion_misses": 0, "total": {"recursion_misses": 0}}
+        p = {"event": event, "recursion_misses": 0, "total": {"recursion_misses": 0}}
         if stats == "on":
             p.update(run_cnt=200100, run_time_ns=200100 * ns)
             p["total"].update(run_cnt=200100, run_time_ns=200100 * ns)
-        progs.append(p)
-    r = {"type": "frlockstat_self", "v": 2, "bpf_stats": stats, "programs": progs, "poller_cpu_ns": 1000}
+        progs[name] = p
+    r = {"type": "frlockstat_self", "v": 2, "bpf_stats": stats, "by_prog": progs, "poller_cpu_ns": 1000}
     if stats != "on":
         r["bpf_stats_why"] = "BPF_ENABLE_STATS failed: -EINVAL"
     return json.dumps(r) + "\n"
