@@ -40,6 +40,7 @@ const volatile __u64 max_pfn_addr = 0;		/* &max_pfn */
 #define VMEMMAP_DEFAULT		0xffffea0000000000ULL
 #define PAGE_SHIFT		12
 #define TIMED			1	/* a write_rec wait slot already timed */
+_Static_assert((WAITERS & (WAITERS - 1)) == 0, "read_wait masks a slot's index with WAITERS - 1");
 
 /*
  * Events lost because a map update failed, per map (enum drop_map) and
@@ -502,12 +503,25 @@ static __always_inline void wait_timed(struct lock_stat *st, u64 key, const stru
 }
 
 /*
+ * A wait whose write ended before the wait's program read the clock: the
+ * section closed within the probe's own dispatch, so the wait cannot be
+ * timed. It lasted no longer than the write's hold (the reader found the
+ * section open, and the begin was taken before the count turned odd):
+ * counted as a bound, with that hold, never as a wait of 0 ns.
+ */
+static __always_inline void wait_bounded(struct lock_stat *st, const struct write_rec *w)
+{
+	__sync_fetch_and_add(&st->waits_bounded, 1);
+	__sync_fetch_and_add(&st->wait_ub_ns_sum, w->end_ns - w->begin_ns);
+}
+
+/*
  * The write's end also ends the waits of the readers that found it open.
  * A wait and the end may race on two CPUs: each wait takes a slot of the
  * record (nwait), then stores its start there; the end sets end_ns, then
  * takes every slot. Whoever takes a slot's start times that wait: the end
  * if the start was there, else the waiter, which sees end_ns (full
- * barriers on both sides).
+ * barriers on both sides). A start at or after the end is a bound.
  */
 static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long caller,
 				     u32 kind)
@@ -540,47 +554,74 @@ static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long
 		return 0;
 	for (i = 0; i < WAITERS; i++) {
 		t = __sync_lock_test_and_set(&w->wait_ns[i], TIMED);
-		if (t > TIMED)
-			wait_timed(st, key, w, i, now > t ? now - t : 0);
+		if (t > TIMED && now > t)
+			wait_timed(st, key, w, i, now - t);
+		else if (t > TIMED)
+			wait_bounded(st, w);
 	}
 	return 0;
 }
 
+/*
+ * A reader found a write open. Its first instant is the clock read here,
+ * first of all, and its slot in the write's record is claimed next: the
+ * bookkeeping (the instance, the call sites) comes after, so that a short
+ * write section is not over before the wait is stored. What is left
+ * between the reader finding the section open and this clock read is the
+ * tracepoint's dispatch.
+ */
 static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long caller,
 				     u32 kind)
 {
+	u64 now = bpf_ktime_get_ns();
 	struct write_key wk = { .lock = lock, .seq = seq };
 	struct write_rec *w;
 	struct lock_stat *st;
-	u64 key, now, end;
-	u32 i;
+	u64 key, end = 0;
+	bool mine = false;	/* this program times the wait, not the end */
+	u32 i = 0;
 
+	w = bpf_map_lookup_elem(&recent_writes, &wk);
+	if (w) {
+		i = __sync_fetch_and_add(&w->nwait, 1);
+		if (i < WAITERS) {
+			u32 k = i;
+			u64 *slot;
+
+			/* Hide k's range, so the mask stays and bounds k for the verifier. */
+			barrier_var(k);
+			slot = &w->wait_ns[k & (WAITERS - 1)];
+			/* -c: who waits, in the slot before its start is published. */
+			waiter_who(w, k & (WAITERS - 1), caller);
+			if (__sync_val_compare_and_swap(slot, 0, now) == 0) {
+				end = __sync_fetch_and_add(&w->end_ns, 0);
+				/* Still open: the end times this wait. */
+				mine = end && __sync_val_compare_and_swap(slot, now, TIMED) == now;
+			} else {
+				/* The end took the slot first: end_ns is set. */
+				end = __sync_fetch_and_add(&w->end_ns, 0);
+				mine = true;
+			}
+		}
+	}
 	st = instance_of(lock, kind, &key);
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->waits, 1);
 	first_site(&st->reader, caller);
 	site_add(ctx, key, caller, CALLER_WAIT, 0, 0);
-	w = bpf_map_lookup_elem(&recent_writes, &wk);
 	if (!w)
 		return 0;	/* its write began before we attached, or made way */
-	now = bpf_ktime_get_ns();
-	i = __sync_fetch_and_add(&w->nwait, 1);
 	if (i >= WAITERS) {
 		drop(-E2BIG, DROP_WAITERS);
 		return 0;
 	}
-	waiter_who(w, i, caller);
-	if (__sync_val_compare_and_swap(&w->wait_ns[i], 0, now) == 0) {
-		end = __sync_fetch_and_add(&w->end_ns, 0);
-		/* Still open: the end times this wait. */
-		if (!end || __sync_val_compare_and_swap(&w->wait_ns[i], now, TIMED) != now)
-			return 0;
-		wait_timed(st, key, w, i, end > now ? end - now : 0);
+	if (!mine)
 		return 0;
-	}
-	/* The write ended before this wait was stored: it lasted no longer than us. */
-	wait_timed(st, key, w, i, 0);
+	if (end > now)
+		wait_timed(st, key, w, i, end - now);
+	else
+		wait_bounded(st, w);
 	return 0;
 }
 

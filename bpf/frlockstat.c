@@ -18,7 +18,9 @@
  * retry nor wait cost nothing (make bench measures it). -w and -c add a
  * hash update per event, -c a stack walk per retry and wait, the task's
  * name at each write's begin and wait, and a hash update per lost read
- * (who cost whom), -C a stack walk per write section too.
+ * (who cost whom), -C a stack walk per write section too. -S reports what
+ * it costs itself: per BPF program its runs and run time (the kernel's BPF
+ * statistics, on while it runs), and the poller's CPU time.
  */
 #define _GNU_SOURCE	/* strerrorname_np */
 #include <argp.h>
@@ -33,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -54,6 +57,7 @@ static struct env {
 	char *prom;			/* -P */
 	bool per_caller;		/* -c */
 	bool writer_stacks;		/* -C */
+	bool self_cost;			/* -S */
 	bool json;
 	bool timestamp;
 	bool raw_tp;
@@ -90,8 +94,8 @@ static const char argp_doc[] =
 "Every sequence lock, frlock and seqcount: writes, hold times, retries,\n"
 "waits, the time readers lost and the writers that cost it.\n"
 "\n"
-"USAGE: frlockstat [-h] [-L NAME] [-k KIND] [-n ROWS] [-c] [-C] [-w] [-H] [-j] [-T]\n"
-"                  [-P FILE] [interval] [count]\n"
+"USAGE: frlockstat [-h] [-L NAME] [-k KIND] [-n ROWS] [-c] [-C] [-w] [-H] [-j]\n"
+"                  [-T] [-S] [-P FILE] [interval] [count]\n"
 "\n"
 "EXAMPLES:\n"
 "    frlockstat                 # summarize until Ctrl-C\n"
@@ -107,6 +111,8 @@ static const char argp_doc[] =
 "    frlockstat -C 5            # -c, and each writer site's caller too\n"
 "    frlockstat -H 1            # each lock's histograms instead of the table\n"
 "    frlockstat -j 1            # one JSON object per lock per second\n"
+"    frlockstat -S 1            # and what frlockstat costs: its programs'\n"
+"                               # runs and run time, its own CPU time\n"
 "    frlockstat -c -P /var/lib/prometheus/node-exporter/frlock.prom 15\n"
 "                               # for node_exporter's textfile collector\n"
 "\n"
@@ -128,6 +134,10 @@ static const struct argp_option opts[] = {
 	  "per write section)", 0 },
 	{ "json", 'j', NULL, 0, "Print NDJSON: one object per lock per interval", 0 },
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0 },
+	{ "self-cost", 'S', NULL, 0, "Also report frlockstat's own cost each interval: per BPF "
+	  "program its runs and run time, and the poller's CPU time. Turns the kernel's BPF "
+	  "run-time statistics on while it runs, for every BPF program (each run then reads "
+	  "the clock twice)", 0 },
 	{ "prom", 'P', "FILE", 0, "Also write the running totals to FILE (*.prom) each "
 	  "interval, in Prometheus' text format; with -c the top call sites too", 0 },
 	{ "raw-tp", 'r', NULL, 0, "Use raw tracepoints even where tp_btf works", 0 },
@@ -196,6 +206,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'T':
 		env.timestamp = true;
+		break;
+	case 'S':
+		env.self_cost = true;
 		break;
 	case 'P':
 		/* node_exporter reads only *.prom: our FILE.tmp stays unseen. */
@@ -1503,6 +1516,10 @@ static void print_hists(const struct interval *iv)
 		print_hist("writer hold time (ns)", &r->d.hold_ns, "hold");
 		print_hist("reader wait, to the end of the write waited for (ns)", &r->d.wait_ns,
 			   "wait");
+		if (r->d.waits_bounded)
+			printf("  and %llu wait%s whose write ended before the probe timed it: "
+			       "each ≤ its write's hold, %llu ns in all\n", r->d.waits_bounded,
+			       r->d.waits_bounded > 1 ? "s" : "", r->d.wait_ub_ns_sum);
 		print_hist("reader time lost to a retry, at least (ns, the colliding "
 			   "write's begin to the retry)", &r->d.retry_lb_ns, "retry");
 		if (env.per_caller)
@@ -1604,8 +1621,9 @@ static void print_json(const struct interval *iv)
 		else
 			printf("\"0x%llx\"", r->addr);
 		printf(",\"writes\":%llu,\"retries\":%llu", d->writes, d->retries);
-		printf(",\"waits\":%llu,\"waits_joined\":%llu,\"wait_ns_sum\":%llu",
-		       d->waits, d->waits_timed, d->wait_ns_sum);
+		printf(",\"waits\":%llu,\"waits_joined\":%llu,\"wait_ns_sum\":%llu,"
+		       "\"waits_bounded\":%llu,\"wait_ub_ns\":%llu", d->waits, d->waits_timed,
+		       d->wait_ns_sum, d->waits_bounded, d->wait_ub_ns_sum);
 		printf(",\"retries_joined\":%llu,\"retry_lost_lb_ns\":%llu",
 		       d->retries_joined, d->retry_lb_ns_sum);
 		printf(",\"hold_ns_sum\":%llu,\"lost\":{\"ns\":%llu,\"bound\":%s}", d->hold_ns_sum,
@@ -1615,7 +1633,8 @@ static void print_json(const struct interval *iv)
 		printf(",\"top_reader\":");
 		json_str(top_func(r, false, iv->ksyms, rbuf, sizeof(rbuf)));
 		printf(",\"total\":{\"writes\":%llu,\"retries\":%llu", t->writes, t->retries);
-		printf(",\"waits\":%llu,\"waits_joined\":%llu", t->waits, t->waits_timed);
+		printf(",\"waits\":%llu,\"waits_joined\":%llu,\"waits_bounded\":%llu",
+		       t->waits, t->waits_timed, t->waits_bounded);
 		printf(",\"retries_joined\":%llu}", t->retries_joined);
 		json_hist("hold_ns", &d->hold_ns);
 		json_hist("wait_ns", &d->wait_ns);
@@ -1686,36 +1705,66 @@ static void report_drops(struct frlockstat_bpf *obj, const char *ts)
 }
 
 /*
+ * Each loaded program's kernel figures, read once per interval: its
+ * recursion misses (always counted), and with -S its runs and run time
+ * (counted while the BPF statistics are on), with the previous read's.
+ */
+struct prog_figures {
+	const char *name, *event;
+	struct bpf_prog_info info, prev;
+};
+
+static struct prog_figures progs[16];
+static int nr_progs;
+
+static void read_progs(struct frlockstat_bpf *obj)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, obj->obj) {
+		struct prog_figures *p = &progs[n];
+		struct bpf_prog_info info = {};
+		__u32 info_len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || n >= (int)(sizeof(progs) / sizeof(progs[0])) ||
+		    bpf_obj_get_info_by_fd(fd, &info, &info_len))
+			continue;
+		p->name = bpf_program__name(prog);
+		p->event = strchr(bpf_program__section_name(prog), '/') + 1;
+		p->prev = p->info;
+		p->info = info;
+		n++;
+	}
+	nr_progs = n;
+}
+
+/*
  * The kernel does not run a program that would nest in itself on one CPU
  * (an event in an interrupt while the same program runs in the task it
  * interrupted): it counts a recursion miss instead. Those events are lost
  * to frlockstat, so it says how many, per event, as it does for a full map.
  */
-static void report_missed(struct frlockstat_bpf *obj, const char *ts)
+static void report_missed(const char *ts)
 {
 	static unsigned long long reported;
 	unsigned long long total = 0;
-	struct bpf_program *prog;
 	char list[512] = "";
 	size_t len = 0;
 
-	bpf_object__for_each_program(prog, obj->obj) {
-		struct bpf_prog_info info = {};
-		__u32 info_len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-		const char *event = strchr(bpf_program__section_name(prog), '/') + 1;
+	for (int i = 0; i < nr_progs; i++) {
+		const struct prog_figures *p = &progs[i];
 
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &info_len))
-			continue;
 		if (textfile)
-			textfile_add_missed(textfile, event, info.recursion_misses);
-		if (!info.recursion_misses)
+			textfile_add_missed(textfile, p->event, p->info.recursion_misses);
+		if (!p->info.recursion_misses)
 			continue;
-		total += info.recursion_misses;
+		total += p->info.recursion_misses;
 		if (len < sizeof(list))
 			len += snprintf(list + len, sizeof(list) - len, "%s\"%s\":%llu",
-					len ? "," : "", event,
-					(unsigned long long)info.recursion_misses);
+					len ? "," : "", p->event,
+					(unsigned long long)p->info.recursion_misses);
 	}
 	if (total == reported)
 		return;
@@ -1725,6 +1774,131 @@ static void report_missed(struct frlockstat_bpf *obj, const char *ts)
 		printf("{\"type\":\"frlockstat_missed\",\"v\":%d,\"time\":\"%s\",\"missed\":%llu,"
 		       "\"by_event\":{%s}}\n", SCHEMA_VERSION, ts, total, list);
 	reported = total;
+}
+
+/*
+ * -S: what frlockstat costs. The kernel counts a program's runs and run
+ * time only while its BPF statistics are on, which the file descriptor
+ * BPF_ENABLE_STATS hands out keeps them (for every BPF program of the
+ * system, not only ours: each run then reads the clock twice), so they
+ * are on from before the attach to the exit. Where the kernel will not,
+ * the report says unavailable and why, never zeros. The poller's CPU time
+ * is its process's (getrusage): the poll, and its load and attach before.
+ */
+static int stats_fd = -1;
+static char stats_why[192];
+static struct rusage attach_ru, prev_ru;
+
+static void self_cost_start(void)
+{
+	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
+	if (fd < 0)
+		snprintf(stats_why, sizeof(stats_why), "BPF_ENABLE_STATS failed: %s, %s%s",
+			 errname(fd), strerror(-fd), fd == -EINVAL ?
+			 " (a kernel before 5.8 has no BPF run-time statistics)" : fd == -EPERM ?
+			 " (it needs CAP_SYS_ADMIN)" : "");
+	stats_fd = fd;
+	if (fd < 0)
+		fprintf(stderr, "frlockstat: -S: the BPF programs' run time is unavailable: %s\n",
+			stats_why);
+}
+
+static unsigned long long tv_ns(struct timeval tv)
+{
+	return tv.tv_sec * 1000000000ULL + tv.tv_usec * 1000ULL;
+}
+
+static void report_self(const struct interval *iv)
+{
+	unsigned long long runs = 0, ns = 0, runs_all = 0, ns_all = 0, missed = 0;
+	unsigned long long user, sys, cpu, cpu_all, setup;
+	bool on = stats_fd >= 0;
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	user = tv_ns(ru.ru_utime) - tv_ns(prev_ru.ru_utime);
+	sys = tv_ns(ru.ru_stime) - tv_ns(prev_ru.ru_stime);
+	cpu = user + sys;
+	cpu_all = tv_ns(ru.ru_utime) + tv_ns(ru.ru_stime) - tv_ns(attach_ru.ru_utime) -
+		  tv_ns(attach_ru.ru_stime);
+	setup = tv_ns(attach_ru.ru_utime) + tv_ns(attach_ru.ru_stime);
+	prev_ru = ru;
+	for (int i = 0; i < nr_progs; i++) {
+		runs += progs[i].info.run_cnt - progs[i].prev.run_cnt;
+		ns += progs[i].info.run_time_ns - progs[i].prev.run_time_ns;
+		runs_all += progs[i].info.run_cnt;
+		ns_all += progs[i].info.run_time_ns;
+		missed += progs[i].info.recursion_misses - progs[i].prev.recursion_misses;
+	}
+	if (textfile) {
+		struct prog_cost pc[sizeof(progs) / sizeof(progs[0])];
+
+		for (int i = 0; i < nr_progs; i++) {
+			snprintf(pc[i].name, sizeof(pc[i].name), "%s", progs[i].name);
+			snprintf(pc[i].event, sizeof(pc[i].event), "%s", progs[i].event);
+			pc[i].run_cnt = progs[i].info.run_cnt;
+			pc[i].run_time_ns = progs[i].info.run_time_ns;
+		}
+		textfile_set_self(textfile, on, pc, nr_progs, tv_ns(ru.ru_utime) * 1e-9,
+				  tv_ns(ru.ru_stime) * 1e-9);
+	}
+	if (env.json) {
+		printf("{\"type\":\"frlockstat_self\",\"v\":%d,\"time\":\"%s\",\"ts\":%lld.%03ld,"
+		       "\"dt\":%.3f,\"bpf_stats\":\"%s\"", SCHEMA_VERSION, iv->ts,
+		       (long long)iv->now.tv_sec, iv->now.tv_nsec / 1000000, iv->dt,
+		       on ? "on" : "unavailable");
+		if (!on) {
+			printf(",\"bpf_stats_why\":");
+			json_str(stats_why);
+		}
+		printf(",\"by_prog\":{");
+		for (int i = 0; i < nr_progs; i++) {
+			const struct bpf_prog_info *c = &progs[i].info, *p = &progs[i].prev;
+
+			printf("%s\"%s\":{\"event\":\"%s\"", i ? "," : "", progs[i].name,
+			       progs[i].event);
+			if (on)
+				printf(",\"run_cnt\":%llu,\"run_time_ns\":%llu",
+				       (unsigned long long)(c->run_cnt - p->run_cnt),
+				       (unsigned long long)(c->run_time_ns - p->run_time_ns));
+			printf(",\"recursion_misses\":%llu,\"total\":{",
+			       (unsigned long long)(c->recursion_misses - p->recursion_misses));
+			if (on)
+				printf("\"run_cnt\":%llu,\"run_time_ns\":%llu,",
+				       (unsigned long long)c->run_cnt, (unsigned long long)c->run_time_ns);
+			printf("\"recursion_misses\":%llu}}", (unsigned long long)c->recursion_misses);
+		}
+		printf("}");
+		if (on)
+			printf(",\"run_cnt\":%llu,\"run_time_ns\":%llu", runs, ns);
+		printf(",\"poller_cpu_ns\":%llu,\"poller_user_ns\":%llu,\"poller_sys_ns\":%llu,"
+		       "\"setup_cpu_ns\":%llu,\"total\":{", cpu, user, sys, setup);
+		if (on)
+			printf("\"run_cnt\":%llu,\"run_time_ns\":%llu,", runs_all, ns_all);
+		printf("\"poller_cpu_ns\":%llu}}\n", cpu_all);
+		return;
+	}
+	printf("self-cost over %.2f s:\n", iv->dt);
+	if (on) {
+		printf("  %-16s %-22s %10s %12s %8s %7s\n", "PROGRAM", "EVENT", "RUNS", "RUN_NS",
+		       "AVG_NS", "MISSED");
+		for (int i = 0; i < nr_progs; i++) {
+			const struct bpf_prog_info *c = &progs[i].info, *p = &progs[i].prev;
+			unsigned long long r = c->run_cnt - p->run_cnt, t = c->run_time_ns - p->run_time_ns;
+
+			printf("  %-16s %-22s %10llu %12llu %8llu %7llu\n", progs[i].name,
+			       progs[i].event, r, t, r ? t / r : 0,
+			       (unsigned long long)(c->recursion_misses - p->recursion_misses));
+		}
+		printf("  %-39s %10llu %12llu %8llu %7llu  %.3f%% of one CPU\n", "all programs",
+		       runs, ns, runs ? ns / runs : 0, missed, ns / iv->dt / 1e7);
+	} else {
+		printf("  BPF programs' run time: unavailable: %s\n", stats_why);
+	}
+	printf("  poller: %.1f ms CPU (user %.1f, system %.1f), %.3f%% of one CPU; "
+	       "%.1f ms to load and attach\n\n", cpu / 1e6, user / 1e6, sys / 1e6,
+	       cpu / iv->dt / 1e7, setup / 1e6);
 }
 
 /* The names of the instances a -L left out, seen so far (for the one line). */
@@ -1988,7 +2162,10 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 	if (!matched && env.name && !told)
 		report_unmatched();
 	report_drops(obj, iv.ts);
-	report_missed(obj, iv.ts);
+	read_progs(obj);
+	report_missed(iv.ts);
+	if (env.self_cost)
+		report_self(&iv);
 	fflush(stdout);
 	if (textfile)
 		export_page(obj);
@@ -2099,11 +2276,16 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 	}
+	/* Before the attach: a run is counted only while the statistics are on. */
+	if (env.self_cost)
+		self_cost_start();
 	err = frlockstat_bpf__attach(obj);
 	if (err) {
 		fprintf(stderr, "frlockstat: failed to attach BPF programs: %s\n", errname(err));
 		goto cleanup;
 	}
+	getrusage(RUSAGE_SELF, &attach_ru);
+	prev_ru = attach_ru;
 	clock_gettime(CLOCK_MONOTONIC, &last_print);
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
@@ -2132,6 +2314,8 @@ int main(int argc, char **argv)
 cleanup:
 	/* Our figures end here: a page left behind would show a frozen count. */
 	textfile_close(textfile);
+	if (stats_fd >= 0)
+		close(stats_fd);
 	frlockstat_bpf__destroy(obj);
 	ksyms__free(ksyms);
 	btf__free(vmlinux_btf);

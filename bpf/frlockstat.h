@@ -59,9 +59,12 @@ struct lock_stat {
 	unsigned long long waits;	/* readers that found a write open */
 	unsigned long long retries_joined;	/* retries whose colliding write was seen */
 	unsigned long long waits_timed;	/* waits timed to the end of their write */
+	unsigned long long waits_bounded;	/* waits whose write ended before they were
+						 * timed: each at most its write's hold */
 	unsigned long long hold_ns_sum;	/* the histograms' exact sums */
 	unsigned long long wait_ns_sum;
 	unsigned long long retry_lb_ns_sum;
+	unsigned long long wait_ub_ns_sum;	/* the bounded waits' writes' holds */
 	struct hist hold_ns;		/* write_begin to write_end */
 	struct hist wait_ns;		/* a wait to the end of the write it waited for */
 	struct hist retry_lb_ns;	/* the colliding write's begin to the retry */

@@ -27,6 +27,7 @@
 #define BUCKET_FIRST	8	/* slots up to 8: le 255 ns */
 #define BUCKET_LAST	27	/* le 134217727 ns; above, +Inf only */
 #define MAX_MISSED	16
+#define MAX_PROGS	16
 
 const char *const drop_map_names[NR_DROP_MAPS] = {
 	"stats", "callers", "recent_writes", "wait_slots", "pairs",
@@ -80,6 +81,10 @@ struct textfile {
 	unsigned long long ends_unmatched;
 	struct { char event[32]; unsigned long long n; } missed[MAX_MISSED];
 	int nr_missed;
+	bool self, stats;	/* -S; the kernel's BPF statistics on */
+	struct prog_cost progs[MAX_PROGS];
+	int nr_progs;
+	double user_s, system_s;
 };
 
 struct textfile *textfile_open(const char *path)
@@ -144,6 +149,17 @@ void textfile_add_missed(struct textfile *tf, const char *event, unsigned long l
 		return;
 	snprintf(tf->missed[tf->nr_missed].event, sizeof(tf->missed[0].event), "%s", event);
 	tf->missed[tf->nr_missed++].n = n;
+}
+
+void textfile_set_self(struct textfile *tf, bool stats, const struct prog_cost *progs, int n,
+		       double user_s, double system_s)
+{
+	tf->self = true;
+	tf->stats = stats;
+	tf->nr_progs = n < MAX_PROGS ? n : MAX_PROGS;
+	memcpy(tf->progs, progs, tf->nr_progs * sizeof(*progs));
+	tf->user_s = user_s;
+	tf->system_s = system_s;
 }
 
 static struct known_site *known_site(struct textfile *tf, const char *lock,
@@ -285,7 +301,7 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 }
 
 /* Which of a lock's figures a family exports. */
-enum lock_value { V_WRITES, V_RETRIES, V_WAITS };
+enum lock_value { V_WRITES, V_RETRIES, V_WAITS, V_WAITS_BOUNDED, V_WAIT_UB };
 
 static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lock_value v,
 			 const char *help)
@@ -295,11 +311,15 @@ static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lo
 		const struct tf_lock *l = &tf->locks[i];
 		const struct lock_stat *st = &l->st;
 		unsigned long long n = v == V_WRITES ? st->writes : v == V_RETRIES ? st->retries :
-				       st->waits;
+				       v == V_WAITS ? st->waits : v == V_WAITS_BOUNDED ?
+				       st->waits_bounded : st->wait_ub_ns_sum;
 
 		fprintf(f, "%s{", name);
 		put_lock_labels(f, l);
-		fprintf(f, "} %llu\n", n);
+		if (v == V_WAIT_UB)
+			fprintf(f, "} %.9f\n", n * NS);
+		else
+			fprintf(f, "} %llu\n", n);
 	}
 }
 
@@ -422,6 +442,41 @@ static bool has_pairs(const struct textfile *tf)
 	return false;
 }
 
+/* -S: what frlockstat costs; no run series where the kernel cannot count them. */
+static void self_families(FILE *f, struct textfile *tf)
+{
+	family(f, "frlock_bpf_stats_enabled", "gauge",
+	       "1: frlockstat -S turned the kernel's BPF run-time statistics on; 0: they are "
+	       "unavailable (frlockstat said why) and the program run series are absent.");
+	fprintf(f, "frlock_bpf_stats_enabled %d\n", tf->stats);
+	if (tf->stats) {
+		family(f, "frlock_prog_runs_total", "counter",
+		       "Runs of each of frlockstat's BPF programs (the kernel's BPF statistics).");
+		for (int i = 0; i < tf->nr_progs; i++) {
+			fputs("frlock_prog_runs_total{", f);
+			put_label(f, "prog", tf->progs[i].name);
+			fputc(',', f);
+			put_label(f, "event", tf->progs[i].event);
+			fprintf(f, "} %llu\n", tf->progs[i].run_cnt);
+		}
+		family(f, "frlock_prog_run_seconds_total", "counter",
+		       "Time in each of frlockstat's BPF programs, as the kernel's BPF statistics "
+		       "time them (the tracepoint's dispatch not included).");
+		for (int i = 0; i < tf->nr_progs; i++) {
+			fputs("frlock_prog_run_seconds_total{", f);
+			put_label(f, "prog", tf->progs[i].name);
+			fputc(',', f);
+			put_label(f, "event", tf->progs[i].event);
+			fprintf(f, "} %.9f\n", tf->progs[i].run_time_ns * NS);
+		}
+	}
+	family(f, "frlock_poller_cpu_seconds_total", "counter",
+	       "frlockstat's own process: CPU time since it started (its load and attach, then "
+	       "its polls), by mode.");
+	fprintf(f, "frlock_poller_cpu_seconds_total{mode=\"user\"} %.6f\n", tf->user_s);
+	fprintf(f, "frlock_poller_cpu_seconds_total{mode=\"system\"} %.6f\n", tf->system_s);
+}
+
 int textfile_commit(struct textfile *tf)
 {
 	FILE *f = fopen(tf->tmp, "w");
@@ -437,6 +492,11 @@ int textfile_commit(struct textfile *tf)
 		lock_counter(f, tf, "frlock_read_retries_total", V_RETRIES, "Read retries.");
 		lock_counter(f, tf, "frlock_read_waits_total", V_WAITS,
 			     "Readers that found a write section open and waited for it.");
+		lock_counter(f, tf, "frlock_read_waits_bounded_total", V_WAITS_BOUNDED,
+			     "Waits whose write ended before frlockstat's probe timed them (within "
+			     "the tracepoint's dispatch): not in frlock_read_wait_seconds.");
+		lock_counter(f, tf, "frlock_read_wait_upper_bound_seconds_total", V_WAIT_UB,
+			     "The bounded waits' time, at most: the hold of each one's write.");
 		lock_histogram(f, tf, "frlock_write_hold_seconds", H_HOLD,
 			       "Time from write begin to write end.");
 		lock_histogram(f, tf, "frlock_read_wait_seconds", H_WAIT,
@@ -480,6 +540,8 @@ int textfile_commit(struct textfile *tf)
 			site_family(f, tf, "frlock_pair_read_wait_seconds_total", PAIR_ROW + PAIR_WAIT,
 				    true, "Per pair, the time its waits waited.");
 		}
+		if (tf->self)
+			self_families(f, tf);
 		if (fclose(f))
 			err = -errno;
 	}

@@ -7,6 +7,7 @@
 #ifndef __TEXTFILE_H
 #define __TEXTFILE_H
 
+#include <stdbool.h>
 #include "frlockstat.h"
 
 /*
@@ -38,6 +39,18 @@ void textfile_set_lost(struct textfile *tf,
 		       unsigned long long ends_unmatched);
 /* Events the kernel did not run a program for (recursion), per event. */
 void textfile_add_missed(struct textfile *tf, const char *event, unsigned long long n);
+/* -S: a BPF program's runs and run time since it was loaded. */
+struct prog_cost {
+	char name[32];		/* the program */
+	char event[32];		/* its tracepoint */
+	unsigned long long run_cnt, run_time_ns;
+};
+/*
+ * -S: frlockstat's own cost: its programs' (none when @stats is false: the
+ * kernel's BPF statistics are unavailable) and the poller's CPU seconds.
+ */
+void textfile_set_self(struct textfile *tf, bool stats, const struct prog_cost *progs, int n,
+		       double user_s, double system_s);
 /* Write the collected page and start a new one; 0 or -errno. */
 int textfile_commit(struct textfile *tf);
 

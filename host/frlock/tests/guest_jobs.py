@@ -45,6 +45,17 @@ def frlock_guests(run, kernel):
     judge(run, "judge-bpftrace", os.path.join(res, "bpftrace"), "tools", "renames", "watch")
     judge(run, "judge-seqcount", os.path.join(res, "seqcount"))
 
+    # frlockstat's waits against a writer held a known time (and one that
+    # holds only its copy), against the probe's dispatch, measured; and
+    # frlockstat -S, its own cost. With tsc=reliable the probes read the
+    # TSC: under TCG the HPET's emulated read made a retry's program
+    # outlast the 150 us hold, and no reader waited on the copy alone.
+    res = os.path.join(logs, "results-waits")
+    run.guest_job("waits", "guest for frlockstat's waits and -S ran and exited cleanly",
+                  ["--kernel", kernel, "--append", "tsc=reliable", "--timeout", "900", "--results", res, "--exec",
+                   "/opt/frlock/tests/guest/waits.sh"])
+    judge(run, "judge-waits", os.path.join(res, "waits"))
+
     # The eight events as a kernel developer's own tools show them: both
     # trace systems' format files, trace-cmd's text and Debian's perf
     # (record, script, stat, trace, lock contention). The guest records;
