@@ -34,7 +34,7 @@ DEB_PACKAGES := lld lld-14 clang llvm linux-source-6.1 build-essential flex biso
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
 	zlib1g-dev libjs-chart.js chromium kmod sparse gdb \
 	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps python3-websocket \
-	iproute2 prometheus prometheus-node-exporter ccache linux-perf trace-cmd
+	iproute2 prometheus prometheus-node-exporter ccache linux-perf trace-cmd stress-ng
 
 # Packages whose Debian service would listen on every address: when make
 # deps installs them, it stops and disables that service.
@@ -86,7 +86,8 @@ bpf: deps
 	$(MAKE) -C bpf
 
 # make run [DURATION=s] [THREADS=n] [VIA=syscall|vdso] [WRITERS=w/s] [INTERVAL=s]
-#          [PROMETHEUS=1]:
+#          [PROMETHEUS=1] [CMD='COMMAND ARGS']: CMD runs instead of gtod-load,
+#          DURATION its cap (host/frlock-run -- COMMAND ARGS does the same);
 # host/frlock-run checks the knobs first (exit 2), then installs, builds and
 # boots; see host/README.md.
 run:
@@ -94,7 +95,8 @@ run:
 		--via '$(subst ','\'',$(VIA))' --writers '$(subst ','\'',$(WRITERS))' \
 		--interval '$(subst ','\'',$(INTERVAL))' \
 		--smp '$(subst ','\'',$(SMP))' --mem '$(subst ','\'',$(MEM))' \
-		--accel '$(subst ','\'',$(ACCEL))' --prometheus '$(subst ','\'',$(PROMETHEUS))'); \
+		--accel '$(subst ','\'',$(ACCEL))' --prometheus '$(subst ','\'',$(PROMETHEUS))' \
+		--cmd '$(subst ','\'',$(CMD))'); \
 	host/frlock-run --check "$${args[@]}" && \
 	$(MAKE) --no-print-directory deps && \
 	host/frlock-run "$${args[@]}"

@@ -3,6 +3,21 @@
 frlockstat under a gettimeofday load, and draw the one feed the guest
 sends both on this terminal and on a live page.
 
+host/frlock-run [knobs] -- COMMAND [ARGS...] (make run CMD='COMMAND
+ARGS'): every sequence lock watched while the user's own COMMAND runs in
+the guest instead of gtod-load, for as long as it runs; DURATION is then a
+cap, at which it is stopped (the report says so). COMMAND is a program on
+the host's PATH, carried into the guest with the shared libraries the
+host's dynamic loader maps for it (carry.py), so the guest runs the
+host's own binary; or a path under the repository, which the guest sees
+at /opt/frlock. It runs as an argument vector, never through a shell on
+the host (CMD is split into words as a shell would, with no expansion).
+Its command line and exit status are in the feed, its output's last 64 KiB
+in workload-output.txt; the terminal's last tables and the report show
+them. THREADS, VIA and WRITERS are gtod-load's and do not apply. A COMMAND
+not found, or needing a library the host cannot resolve: one line, exit
+2, nothing booted.
+
 The Makefile's run target passes its knobs here; an empty value means the
 default. Every knob is checked before anything is built or booted (bounds
 in guest-rootfs/knobs.sh, read by knobs.py): a bad one is one line and
@@ -22,7 +37,8 @@ report alike, "the feed ended without feed_end: the run is incomplete".
 The console log is console.log there. Until the run has ended
 well, the folder holds a file INCOMPLETE that says why it is not. Exit
 status: the guest job's, or run-guest's (122 livelock, 123 panic, 124
-timeout, 125 QEMU failure), 2 on bad usage or a bad knob, 130 on Ctrl-C
+timeout, 125 QEMU failure), 2 on bad usage or a bad knob, 3 when the
+user's COMMAND exited non-zero (the run itself is complete), 130 on Ctrl-C
 (QEMU is stopped with it).
 
 PROMETHEUS=1 also starts Debian's prometheus on the host's loopback for
@@ -35,12 +51,14 @@ or reusing the frlock kernel of the current series.
 
 import argparse
 import os
+import json
+import shlex
 import signal
 import subprocess
 import sys
 import time
 
-from . import TOP, knobs
+from . import TOP, carry, knobs
 
 PROG = "make run"
 KNOBS = ("duration", "threads", "via", "writers", "interval", "smp", "mem", "accel",
@@ -49,6 +67,7 @@ DEFAULTS = {"duration": "20", "threads": "2", "via": "syscall", "writers": "200"
             "interval": "1", "smp": "2", "mem": "2048", "accel": "auto", "prometheus": "0"}
 PROM = os.path.join(TOP, "dashboards", "prometheus", "local-prometheus")
 INCOMPLETE = 3          # dashboards/server: the feed ended without feed_end
+WORKLOAD_FAILED = 3     # frlock-watch, and so make run: the user's COMMAND failed
 SERVER_END_S = 120      # for the server to read the rest of the feed and end
 
 
@@ -59,6 +78,11 @@ def parser():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", action="store_true",
                    help="check the knobs, then exit: 0 if they are good")
+    p.add_argument("--cmd", metavar="'COMMAND ARGS'", default="",
+                   help="make run's CMD: the workload as one string, split into words as a "
+                   "shell would (quotes kept, nothing expanded), never run by one")
+    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
+                   help="the user's workload, run in the guest instead of gtod-load")
     for name, metavar, what in (
             ("duration", "S", "seconds of load"), ("threads", "N", "gtod-load's threads"),
             ("via", "syscall|vdso", "how gtod-load reads the clock"),
@@ -94,6 +118,17 @@ def parse(argv):
     if kernel and not (os.path.isfile(os.path.join(kernel, "bzImage")) and
                        os.path.isfile(os.path.join(kernel, "vmlinux"))):
         p.error("FRLOCK_KERNEL wants a kernel/build directory, not '%s'" % kernel)
+    argv = a.command[1:] if a.command[:1] == ["--"] else a.command
+    if a.cmd:
+        if argv:
+            p.error("give the workload either as CMD (--cmd) or after '--', not both")
+        try:
+            argv = shlex.split(a.cmd)
+        except ValueError as e:
+            p.error("CMD: %s" % e)
+    # Found (and its libraries resolved) after --check, once make deps has
+    # installed what the README's examples run.
+    k["argv"] = argv
     return k, a.check
 
 
@@ -149,14 +184,23 @@ class Run:
         kernel = self.build()
         self.folder()
         res = self.results
-        say("booting the frlock guest (%s vCPUs) for a %s s load under frlockstat; results in "
-            "%s/" % (k["smp"], k["duration"], self.rel(res)))
+        work = k["workload"]
+        if work:
+            say("booting the frlock guest (%s vCPUs) to run %s under frlockstat, for at most "
+                "%s s; results in %s/" % (k["smp"], " ".join(shlex.quote(w) for w in work[0]),
+                                         k["duration"], self.rel(res)))
+        else:
+            say("booting the frlock guest (%s vCPUs) for a %s s load under frlockstat; results "
+                "in %s/" % (k["smp"], k["duration"], self.rel(res)))
         feed, console = os.path.join(res, "feed.ndjson"), os.path.join(res, "console.log")
         open(feed, "w").close()
         with open(os.path.join(res, "run.txt"), "w") as f:
             f.write("date: %s\nkernel: %s\nsettings: %s\n" % (
                 time.strftime("%Y-%m-%d %H:%M:%S %z"), kernel,
                 " ".join("%s=%s" % (n, k[n]) for n in KNOBS)))
+            if work:
+                f.write("command: %s\ncarried: %s\n" % (
+                    " ".join(shlex.quote(w) for w in work[0]), " ".join(work[1]) or "nothing"))
         url_file = os.path.join(res, "dashboard.url")
         tee = subprocess.Popen(["tee", os.path.join(res, "output.txt")], stdin=subprocess.PIPE)
         self.server = subprocess.Popen(
@@ -181,13 +225,23 @@ class Run:
         if k["prometheus"] == "1":
             extra += self.prometheus()
             watch_prom = " -P 9100" if self.prom_dir else ""
+        watch = "/opt/frlock/guest-rootfs/frlock-watch -d %s -i %s%s" % (
+            k["duration"], k["interval"], watch_prom)
+        if work:
+            argv, files = work
+            for f in files:
+                extra += ["--carry", f]
+            extra += ["--port", "output=" + os.path.join(res, "workload-output.txt")]
+            # The guest's shell parses this line once: each word quoted.
+            watch += " --argv-json %s -- %s" % (
+                shlex.quote(json.dumps(argv)), " ".join(shlex.quote(w) for w in argv))
+        else:
+            watch += " -t %s --via %s -w %s" % (k["threads"], k["via"], k["writers"])
         rc = subprocess.run(
             [os.path.join(TOP, "host/run-guest"), "--kernel", kernel, "--smp", k["smp"],
              "--mem", k["mem"], "--accel", k["accel"], "--timeout",
              str(int(k["duration"]) + 300), "--log", console, "--port", "feed=" + feed] +
-            extra + ["--exec", "/opt/frlock/guest-rootfs/frlock-watch -d %s -t %s --via %s "
-                     "-w %s -i %s%s" % (k["duration"], k["threads"], k["via"], k["writers"],
-                                        k["interval"], watch_prom)]).returncode
+            extra + ["--exec", watch]).returncode
         self.stop_prometheus()
         # The guest has exited: all it wrote is in the feed. The server ends
         # by itself at feed_end; told the writer is gone, it reads the file
@@ -201,7 +255,8 @@ class Run:
         else:
             say("the dashboard server failed (exit status %s); see %s/dashboard.log"
                 % (served, res), True)
-        if rc:
+        workload_failed = work and rc == WORKLOAD_FAILED and served == 0
+        if rc and not workload_failed:
             self.incomplete("the guest job failed (exit status %d)" % rc)
         elif served == INCOMPLETE:
             self.incomplete("the feed ended without feed_end")
@@ -209,7 +264,10 @@ class Run:
             os.remove(os.path.join(res, "INCOMPLETE"))
         say("raw results in %s/ (%s), %d s in all" % (res, " ".join(sorted(os.listdir(res))),
                                                       time.monotonic() - self.start))
-        if rc:
+        if workload_failed:
+            say("the workload failed (it exited non-zero: see the report); the run's results "
+                "are complete", True)
+        elif rc:
             say("the guest job failed (exit status %d); the results are marked INCOMPLETE" % rc,
                 True)
         elif served == INCOMPLETE:
@@ -274,6 +332,14 @@ def main(argv):
     k, check = parse(argv)
     if check:
         return 0
+    k["workload"] = None
+    if k["argv"]:
+        try:
+            k["workload"] = carry.plan(k["argv"])
+        except carry.Refused as e:
+            # Not a usage error: the line alone, and nothing booted.
+            say(str(e), True)
+            return 2
     r = Run(k)
 
     def interrupted(signum, frame):
