@@ -322,7 +322,9 @@ class View:
             # readers retried most, then the busiest writer.
             self.detail = max(self.locks.values(), key=lambda lk: (
                 lk.sums["retries"], lk.sums["writes"])).name
-            self.why = "the lock whose readers retried most (no lock gettimeofday reads)"
+            self.why = ("the lock whose readers retried most (none retried or waited "
+                        "under the workload)" if self.workload else
+                        "the lock whose readers retried most (no lock gettimeofday reads)")
         return self._complete()
 
     def _stat(self, rec):

@@ -119,6 +119,8 @@ def main(argv):
             # and Ctrl-C in make run.
             unit(run, "guest_labs", env={"FRLOCK_TEST_LOGS": logs})
             unit(run, "guest_runner", env={"FRLOCK_TEST_LOGS": logs, "FRLOCK_KERNEL": kernel})
+            # Real workloads through frlock-run (docs/workloads.md's rows).
+            unit(run, "guest_workloads", env={"FRLOCK_TEST_LOGS": logs, "FRLOCK_KERNEL": kernel})
             guest_jobs.checkers(run, kernel, long_s)
             # make bench's recorded smoke run rendered (make test-long: a
             # smoke run), bad input to bench/run and bench/report.

@@ -96,5 +96,40 @@ class Carry(unittest.TestCase):
         self.assertEqual((argv, files), (["/opt/frlock/tests/run", "--x"], []))
 
 
+class FrlockRunRefuses(unittest.TestCase):
+    def run_(self, *args):
+        before = set(os.listdir(RESULTS)) if os.path.isdir(RESULTS) else set()
+        p = subprocess.run([os.path.join(TOP, "host", "frlock-run")] + list(args),
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        after = set(os.listdir(RESULTS)) if os.path.isdir(RESULTS) else set()
+        self.assertEqual(after, before, "a results folder was made: something booted")
+        return p
+
+    def test_not_found(self):
+        """frlock-run: a COMMAND not found is one line naming it and PATH, exit 2, nothing booted"""
+        p = self.run_("--", "no-such-program-xyz", "arg")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr.splitlines(), [
+            "make run: COMMAND 'no-such-program-xyz' not found on the host's PATH (%s)"
+            % os.environ.get("PATH", "")])
+
+    def test_cmd_is_words(self):
+        """frlock-run: CMD is split into words, never given to a shell: its metacharacters are words of the command"""
+        marker = os.path.join(tempfile.mkdtemp(prefix="frlock-cmd-"), "ran")
+        p = self.run_("--check", "--cmd", "true; touch %s" % marker)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.run_("--cmd", "no-such-program-xyz; touch %s" % marker)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("COMMAND 'no-such-program-xyz;' not found", p.stderr)
+        self.assertFalse(os.path.exists(marker))
+        p = self.run_("--cmd", "ls 'unterminated")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("CMD: No closing quotation", p.stderr)
+
+
+RESULTS = os.path.join(TOP, "results")
+
+
 if __name__ == "__main__":
     unittest.main()
