@@ -60,7 +60,7 @@ class Knobs(unittest.TestCase):
         self.assertEqual((p.returncode, p.stderr), (0, ""))
         self.assertTrue(p.stdout.startswith("usage: host/frlock-run"), p.stdout)
         for args, env, want in (
-                (["--bogus", "x"], {}, "unrecognized arguments: --bogus x"),
+                (["--bogus", "--duration", "5"], {}, "unrecognized arguments: --bogus"),
                 (["--duration"], {}, "argument --duration: expected one argument"),
                 (["--check"], {"FRLOCK_KERNEL": "/tmp"},
                  "FRLOCK_KERNEL wants a kernel/build directory, not '/tmp'")):
