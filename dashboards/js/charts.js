@@ -261,6 +261,8 @@
 			fillTable(el('locks'), v.locks);
 			el('locks-secs').textContent = v.locks.seconds + ' s';
 			el('lost').textContent = v.lost;
+			el('self-cost').hidden = !v.self_cost;
+			el('self-cost').textContent = v.self_cost || '';
 			el('skipped').textContent = v.skipped;
 			el('skipped').className = Object.values(v.skipped_counts).some(n => n > 0)
 				? 'guide warn' : 'guide';

@@ -3,7 +3,7 @@
 
 One JSON object per line, written in the guest by frlockstat -j
 ("frlockstat", "frlockstat_caller", "frlockstat_pair",
-"frlockstat_drops", "frlockstat_missed"), gtod-load -j ("load", "load_summary") or, in its
+"frlockstat_drops", "frlockstat_missed", "frlockstat_self"), gtod-load -j ("load", "load_summary") or, in its
 place, frlock-watch for the user's own workload ("workload_start",
 "workload_end"), ended by frlock-watch's {"type":"feed_end"}. Every
 record but feed_end carries the schema version "v" (an integer); this reader knows SCHEMA alone
@@ -37,7 +37,7 @@ SCHEMA = 2
 UNVERSIONED = ("feed_end",)
 
 TYPES = ("frlockstat", "frlockstat_caller", "frlockstat_pair", "frlockstat_drops",
-         "frlockstat_missed",
+         "frlockstat_missed", "frlockstat_self",
          "load", "load_summary", "workload_start", "workload_end", "feed_end")
 HISTS = ("hold_ns", "wait_ns", "retry_lb_ns")
 
@@ -100,6 +100,13 @@ FIELDS = {
                           "by_map": lambda d: isinstance(d, dict) and all(
                               _str(m) and _counts(n) for m, n in d.items())}),
     "frlockstat_missed": ({"missed": _count}, {"by_event": _counts}),
+    # frlockstat -S: its own cost, running totals in "total"; "run_cnt" and
+    # "run_time_ns" are absent where the kernel's BPF statistics are not on
+    "frlockstat_self": ({"bpf_stats": lambda v: v in ("on", "unavailable"),
+                         "total": lambda d: isinstance(d, dict) and _count(
+                             d.get("poller_cpu_ns")) and all(
+                                 _count(d[k]) for k in ("run_cnt", "run_time_ns") if k in d)},
+                        {"bpf_stats_why": _str, "by_prog": lambda d: isinstance(d, dict)}),
     "load": ({"t": _num, "dt": _num, "ts": _num, "total": _num},
              {"writes": _num, "via": lambda v: v in ("syscall", "vdso")}),
     "load_summary": ({"via": lambda v: v in ("syscall", "vdso"), "total_count": _count,

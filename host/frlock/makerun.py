@@ -62,9 +62,9 @@ from . import TOP, carry, knobs
 
 PROG = "make run"
 KNOBS = ("duration", "threads", "via", "writers", "interval", "smp", "mem", "accel",
-         "prometheus")
+         "prometheus", "self_cost")
 DEFAULTS = {"duration": "20", "threads": "2", "via": "syscall", "writers": "200",
-            "interval": "1", "smp": "2", "mem": "2048", "accel": "auto", "prometheus": "0"}
+            "interval": "1", "smp": "2", "mem": "2048", "accel": "auto", "prometheus": "0", "self_cost": "0"}
 PROM = os.path.join(TOP, "dashboards", "prometheus", "local-prometheus")
 INCOMPLETE = 3          # dashboards/server: the feed ended without feed_end
 WORKLOAD_FAILED = 3     # frlock-watch, and so make run: the user's COMMAND failed
@@ -89,8 +89,10 @@ def parser():
             ("writers", "W", "adjtimex writes per second"),
             ("interval", "S", "frlockstat's interval"), ("smp", "N", "guest vCPUs"),
             ("mem", "MB", "guest memory"), ("accel", "auto|kvm|tcg", "QEMU's accelerator"),
-            ("prometheus", "0|1", "1: also a local Prometheus for the run")):
-        p.add_argument("--" + name, metavar=metavar, default="",
+            ("prometheus", "0|1", "1: also a local Prometheus for the run"),
+            ("self_cost", "0|1", "1: frlockstat -S, which reports its own cost (and turns "
+             "the kernel's BPF statistics on, which costs each program run)")):
+        p.add_argument("--" + name.replace("_", "-"), dest=name, metavar=metavar, default="",
                        help="%s (default %s; empty: the default)" % (what, DEFAULTS[name]))
     return p
 
@@ -110,7 +112,7 @@ def parse(argv):
     if why:
         p.error(why)
     for name, allowed in (("via", ("syscall", "vdso")), ("accel", ("auto", "kvm", "tcg")),
-                          ("prometheus", ("0", "1"))):
+                          ("prometheus", ("0", "1")), ("self_cost", ("0", "1"))):
         if k[name] not in allowed:
             p.error("%s wants %s, not '%s'" % (name.upper(), " or ".join(
                 ", ".join(allowed).rsplit(", ", 1)), k[name]))
@@ -225,8 +227,8 @@ class Run:
         if k["prometheus"] == "1":
             extra += self.prometheus()
             watch_prom = " -P 9100" if self.prom_dir else ""
-        watch = "/opt/frlock/guest-rootfs/frlock-watch -d %s -i %s%s" % (
-            k["duration"], k["interval"], watch_prom)
+        watch = "/opt/frlock/guest-rootfs/frlock-watch -d %s -i %s%s%s" % (
+            k["duration"], k["interval"], watch_prom, " -S" if k["self_cost"] == "1" else "")
         if work:
             argv, files = work
             for f in files:

@@ -245,6 +245,7 @@ class View:
         self.newer = {}             # version -> records
         self.ended = False
         self.feed_end = False       # the guest's {"type":"feed_end"} was read
+        self.self_cost = None       # frlockstat -S's last record (running totals)
         self.pairs = {}             # (lock, kind, wcomm, writer, rcomm, reader) -> [n, ns, bound]
         self.workload = None        # make run CMD=...: workload_start, then its end
         self.workload_out = None    # (its output's last lines, a note), from the host
@@ -302,6 +303,9 @@ class View:
             return []
         if t == "frlockstat_missed":
             self.missed = rec
+            return []
+        if t == "frlockstat_self":
+            self.self_cost = rec
             return []
         if t == "workload_start":
             self.workload = {"argv": rec["argv"], "cap_s": rec["cap_s"], "end": None}
@@ -508,6 +512,24 @@ class View:
                for k, (n, ns, b) in rows[:MAX_PAIRS]]
         return out, len(rows) - len(out)
 
+    def self_cost_line(self):
+        """frlockstat -S: what the instrument itself cost, whole run (its
+        running totals); None without -S."""
+        r = self.self_cost
+        if r is None:
+            return None
+        t = r["total"]
+        poller = "its poller %.1f ms of CPU" % (t["poller_cpu_ns"] / 1e6)
+        if r["bpf_stats"] != "on" or "run_cnt" not in t:
+            return "frlockstat's own cost: BPF statistics unavailable (%s); %s" % (
+                r.get("bpf_stats_why", "no reason given"), poller)
+        per = " (%s a run)" % duration_rate(t["run_time_ns"] / t["run_cnt"], False) \
+            if t["run_cnt"] else ""
+        return ("frlockstat's own cost, whole run: %s BPF program runs, %s in them%s; %s "
+                "(the kernel's BPF statistics, on for the run: they cost each program run "
+                "too)" % (count(t["run_cnt"]), duration_rate(t["run_time_ns"], False), per,
+                          poller))
+
     def lost_line(self):
         """frlockstat's lost events, running totals: one line."""
         parts = []
@@ -603,6 +625,7 @@ class View:
             "incomplete": self.incomplete_line(),
             "skipped_counts": self.skipped(),
             "workload": self.workload_cells(),
+            "self_cost": self.self_cost_line(),
         }
         callers, more = self.caller_rows(lk) if lk else ([], 0)
         snap["callers"] = {"columns": list(CALLER_COLUMNS), "rows": callers, "more": more,
