@@ -4,6 +4,8 @@ their files go, a fault that must end in one line, a command run in a
 process group of its own (as a terminal runs a job, to be interrupted as
 Ctrl-C does), and waiting for a condition."""
 
+import contextlib
+import io
 import os
 import re
 import signal
@@ -113,3 +115,17 @@ def wait_for(seconds, cond):
             return False
         time.sleep(0.1)
     return True
+
+
+def run_judge(main, files, args=(), missing=False):
+    """A judge's main() on a results directory holding FILES ({name:
+    text}), or on a directory that does not exist (MISSING): (its exit
+    status, what it printed on stdout; stderr is dropped)."""
+    with tempfile.TemporaryDirectory() as d:
+        for name, text in files.items():
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            rc = main([os.path.join(d, "none") if missing else d] + list(args))
+    return rc, out.getvalue()

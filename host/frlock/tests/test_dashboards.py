@@ -19,7 +19,7 @@ import unittest
 import urllib.request
 import http.client
 
-from frlock import TOP, fixtures, report, server, terminal, view
+from frlock import TOP, fixtures, report, server, terminal
 from frlock.tests import synth as S
 
 DASH = os.path.join(TOP, "dashboards")
@@ -84,6 +84,14 @@ class Srv:
             self.stop()
             raise AssertionError("the server gave no URL: " + open(self.err).read())
         self.port = int(self.url.rstrip("/").rsplit(":", 1)[1])
+
+    def wait_page(self):
+        """Until a page has opened its stream (30 s at most)."""
+        for _ in range(300):
+            with urllib.request.urlopen(self.url + "stats.json") as r:
+                if json.load(r)["pages"] > 0:
+                    return
+            time.sleep(0.1)
 
     def stop(self, sig=signal.SIGTERM, wait=15):
         if self.p.poll() is None:
@@ -268,11 +276,7 @@ class SameCells(Shows):
                                  "--png", os.path.join(LOGS, "follow.png"), srv.url],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            for _ in range(300):
-                with urllib.request.urlopen(srv.url + "stats.json") as r:
-                    if json.load(r)["pages"] > 0:
-                        break
-                time.sleep(0.1)
+            srv.wait_page()
             step = len(lines) // 4 + 1
             for i in range(0, len(lines), step):
                 with open(feed, "ab") as f:
@@ -304,11 +308,7 @@ class SameCells(Shows):
                                  "--png", os.path.join(LOGS, "stopped.png"), srv.url],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            for _ in range(300):
-                with urllib.request.urlopen(srv.url + "stats.json") as r:
-                    if json.load(r)["pages"] > 0:
-                        break
-                time.sleep(0.1)
+            srv.wait_page()
             time.sleep(1)
         finally:
             rc = srv.stop()

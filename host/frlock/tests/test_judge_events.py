@@ -4,14 +4,11 @@
 trace whose reads all join passes; a retry whose write is inside the window
 but missing is bad; reads at the window's edges are counted, up to four."""
 
-import contextlib
-import io
-import os
-import tempfile
 import unittest
 
 from frlock.judges import eventtext as et
 from frlock.judges import events
+from frlock.tests.harness import run_judge
 
 TK = "ffffffff824a9540"
 RL = "ffffffff82009500"
@@ -144,14 +141,7 @@ class Join(unittest.TestCase):
 
 class Judge(unittest.TestCase):
     def judge(self, files, names):
-        with tempfile.TemporaryDirectory() as d:
-            for name, text in files.items():
-                with open(os.path.join(d, name), "w") as f:
-                    f.write(text)
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-                rc = events.main([d] + names)
-        return rc, out.getvalue()
+        return run_judge(events.main, files, names)
 
     def test_perf_complete(self):
         """judges/events: a perf script text with all eight events, joined, passes every check"""

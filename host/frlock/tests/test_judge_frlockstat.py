@@ -6,11 +6,10 @@ nothing, or printed records of another schema, fails its checks."""
 import contextlib
 import io
 import json
-import os
-import tempfile
 import unittest
 
 from frlock.judges import frlockstat
+from frlock.tests.harness import run_judge
 
 TABLE = """Tracing frlock and seqcount locks... Hit Ctrl-C to end.
 
@@ -23,14 +22,7 @@ jiffies_seq                 seqcount    250.4   <32K  <256K    <1M     0.0     0
 
 
 def judge(files):
-    with tempfile.TemporaryDirectory() as d:
-        for name, text in files.items():
-            with open(os.path.join(d, name), "w") as f:
-                f.write(text)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            rc = frlockstat.main([d if files else os.path.join(d, "none")])
-    return rc, out.getvalue()
+    return run_judge(frlockstat.main, files, missing=not files)
 
 
 class StatJudge(unittest.TestCase):

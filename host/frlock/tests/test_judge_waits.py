@@ -4,14 +4,11 @@ leaves them: a run whose waits are all timed or bounded, and near the
 hold, passes; a wait timed 0 ns, waits well short of the hold, or a
 self-report without run counts fails."""
 
-import contextlib
-import io
 import json
-import os
-import tempfile
 import unittest
 
 from frlock.judges import waits
+from frlock.tests.harness import run_judge
 
 HOLD_US = 150
 
@@ -74,14 +71,7 @@ def good():
 
 
 def judge(files):
-    with tempfile.TemporaryDirectory() as d:
-        for name, text in files.items():
-            with open(os.path.join(d, name), "w") as f:
-                f.write(text)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            rc = waits.main([d])
-    return rc, out.getvalue()
+    return run_judge(waits.main, files)
 
 
 class WaitJudge(unittest.TestCase):
@@ -107,12 +97,9 @@ class WaitJudge(unittest.TestCase):
 
     def test_nothing_left(self):
         """judges/waits: no runs in the results share is one not ok"""
-        with tempfile.TemporaryDirectory() as d:
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                rc = waits.main([os.path.join(d, "none")])
+        rc, out = run_judge(waits.main, {}, missing=True)
         self.assertEqual(rc, 1)
-        self.assertIn("not ok - waits: the guest left its runs in", out.getvalue())
+        self.assertIn("not ok - waits: the guest left its runs in", out)
 
 
 if __name__ == "__main__":

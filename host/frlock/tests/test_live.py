@@ -15,7 +15,6 @@ import subprocess
 import tempfile
 import time
 import unittest
-import urllib.request
 
 from frlock import TOP, fixtures, report, server, terminal
 
