@@ -52,6 +52,7 @@ or reusing the frlock kernel of the current series.
 import argparse
 import os
 import json
+import select
 import shlex
 import signal
 import subprocess
@@ -69,6 +70,7 @@ PROM = os.path.join(TOP, "dashboards", "prometheus", "local-prometheus")
 INCOMPLETE = 3          # dashboards/server: the feed ended without feed_end
 WORKLOAD_FAILED = 3     # frlock-watch, and so make run: the user's COMMAND failed
 SERVER_END_S = 120      # for the server to read the rest of the feed and end
+SERVER_START_S = 10     # for the server to listen and say its URL
 
 
 def parser():
@@ -203,20 +205,26 @@ class Run:
             if work:
                 f.write("command: %s\ncarried: %s\n" % (
                     " ".join(shlex.quote(w) for w in work[0]), " ".join(work[1]) or "nothing"))
-        url_file = os.path.join(res, "dashboard.url")
+        # The server writes the page's URL into a pipe once it listens:
+        # read with a deadline, no polling.
+        url_r, url_w = os.pipe()
         tee = subprocess.Popen(["tee", os.path.join(res, "output.txt")], stdin=subprocess.PIPE)
         self.server = subprocess.Popen(
-            [os.path.join(TOP, "dashboards/server"), "--terminal", "--url-file", url_file,
-             "--console-log", console, "--interval", k["interval"],
+            [os.path.join(TOP, "dashboards/server"), "--terminal", "--url-file",
+             "/dev/fd/%d" % url_w, "--console-log", console, "--interval", k["interval"],
              "--report", os.path.join(res, "report.html"), feed],
-            stdout=tee.stdin, stderr=open(os.path.join(res, "dashboard.log"), "w"))
+            stdout=tee.stdin, stderr=open(os.path.join(res, "dashboard.log"), "w"),
+            pass_fds=(url_w,))
         tee.stdin.close()
-        for _ in range(50):
-            if os.path.exists(url_file) and os.path.getsize(url_file):
-                break
-            time.sleep(0.1)
-        if os.path.exists(url_file) and os.path.getsize(url_file):
-            say("live dashboard at " + open(url_file).read().strip())
+        os.close(url_w)
+        url = ""
+        if select.select([url_r], [], [], SERVER_START_S)[0]:
+            url = os.read(url_r, 4096).decode(errors="replace").strip()
+        os.close(url_r)
+        if url:
+            with open(os.path.join(res, "dashboard.url"), "w") as f:
+                f.write(url + "\n")
+            say("live dashboard at " + url)
         else:
             say("the dashboard server did not start; see %s/dashboard.log" % res, True)
         # Under TCG the guest kernel finds the TSC unstable and picks hpet,
