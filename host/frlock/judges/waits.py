@@ -107,7 +107,22 @@ def no_exact_zero(row, what):
             and timed + bounded == waits and zeros == 0)
 
 
+def runs(d, phase):
+    """The phase's runs (waits.sh runs it again, longer, until ftrace
+    counted a wait of the module's reader): a note, and a failure when the
+    bound was reached without one."""
+    lines = [ln.split() for ln in (read(d, phase + ".runs") or "").splitlines() if ln.strip()]
+    bound = (read(d, phase + ".bound") or "?").strip()
+    note("%s: %d of at most %s runs (ms, ftrace's count of the reader's waits): %s" % (
+        phase, len(lines), bound, ", ".join("%s %s" % tuple(ln[:2]) for ln in lines)))
+    check(bool(lines) and lines[-1][1:2] != ["0"],
+          "%s: ftrace counted a wait of the module's reader within %s runs of the writer, each "
+          "twice as long as the one before (%s)" % (
+              phase, bound, "; ".join("%s ms: %s" % tuple(ln[:2]) for ln in lines) or "no run"))
+
+
 def hold(d, rc, hold_us, hit):
+    runs(d, "hold")
     recs = json_lines(d, "hold.json")
     row = bench_row(recs)
     note((read(d, "hold.dmesg") or "").strip())
@@ -144,6 +159,7 @@ def hold(d, rc, hold_us, hit):
 
 
 def short(d, rc):
+    runs(d, "short")
     row = bench_row(json_lines(d, "short.json"))
     check(rc.get("short") == 0 and rc.get("short.stat") == 0 and row is not None,
           "the writer held bench_fr for its copy only and frlockstat saw it (module exit %s, frlockstat exit %s)"

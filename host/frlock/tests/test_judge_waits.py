@@ -66,7 +66,9 @@ def good():
              "write-self.dmesg": write_lines(4400) + write_lines(4410),
              "write-self.1.json": self_rec(900, 1100), "write-self.2.json": self_rec(910, 1090),
              "hold.json": row(480, 0, [bucket(131072, 470), bucket(65536, 10)], [bucket(131072, 500)]),
-             "short.json": row(60, 40, [bucket(1024, 20)], [bucket(8192, 500)])}
+             "short.json": row(60, 40, [bucket(1024, 20)], [bucket(8192, 500)]),
+             "hold.runs": "4000 0\n8000 37\n", "hold.bound": "4\n",
+             "short.runs": "4000 12\n", "short.bound": "4\n"}
     return files
 
 
@@ -94,6 +96,17 @@ class WaitJudge(unittest.TestCase):
         self.assertIn("not ok - waits: a section as short as the dispatch", out)
         self.assertIn("not ok - waits: held 150 us: the median wait", out)
         self.assertIn("not ok - waits: frlockstat -S counted every write section the module ran (write-self.2", out)
+
+    def test_no_wait_within_the_bound(self):
+        """judges/waits: a phase whose runs reached their bound with no wait fails, naming its runs"""
+        files = good()
+        files["hold.runs"] = "4000 0\n8000 0\n16000 0\n32000 0\n"
+        rc, out = judge(files)
+        self.assertEqual(rc, 1)
+        self.assertIn("not ok - waits: hold: ftrace counted a wait of the module's reader within 4 "
+                      "runs of the writer, each twice as long as the one before (4000 ms: 0; "
+                      "8000 ms: 0; 16000 ms: 0; 32000 ms: 0)", out)
+        self.assertIn("ok - waits: short: ftrace counted a wait", out)
 
     def test_nothing_left(self):
         """judges/waits: no runs in the results share is one not ok"""
