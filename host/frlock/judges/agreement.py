@@ -17,7 +17,7 @@ tests/guest/agreement.sh.
 import os
 import re
 
-from frlock.judges import Checks, json_lines, parser
+from frlock.judges import Checks, json_lines, parser, read
 
 checks = Checks("agreement: ")
 check = checks.check
@@ -178,6 +178,21 @@ def writers(d):
           "apart (frlockstat 2^%d ns, frlock-hold.bt 2^%d ns; see agreement.sh)" % (m_fs, m_bt))
 
 
+def reader_runs(d):
+    """How many readers runs agreement.sh made before frlockstat counted a
+    wait (it runs again, the stress case twice as long, up to a bound: a
+    wait needs both vCPUs running at once, which a busy host seldom
+    grants), as the waits check names them."""
+    runs = [line.split() for line in (read(d, "readers.runs") or "").splitlines() if line.strip()]
+    bound = (read(d, "readers.bound") or "?").strip()
+    if not runs:
+        return "the guest listed no readers run"
+    what = "run %d of at most %s, its stress case %s ms" % (len(runs), bound, runs[-1][0])
+    if len(runs) > 1:
+        what += "; the runs before it saw no wait in %s ms" % ", ".join(r[0] for r in runs[:-1])
+    return what
+
+
 def readers(d):
     got = inputs(d, "readers")
     if got is None:
@@ -195,7 +210,7 @@ def readers(d):
     check(bt_retries == retries > 0, "readers: retries, frlock-retries.bt == frlockstat "
           "(%d == %d)" % (bt_retries, retries))
     check(bt_waits == waits > 0, "readers: waits for an open section, frlock-retries.bt == "
-          "frlockstat (%d == %d)" % (bt_waits, waits))
+          "frlockstat (%d == %d; %s)" % (bt_waits, waits, reader_runs(d)))
     check(st.get("writes", -1) == suite["writes"] > 0, "readers: frlockstat counts the suite's "
           "write sections (%d == %d)" % (st.get("writes", -1), suite["writes"]))
 
