@@ -35,10 +35,11 @@
 # loaded host does not grant often (one 1.5 s run under make test beside
 # other guests saw 18 retries and no wait; idle, about 40 waits). So the
 # readers run is done again, the stress case twice as long each time, until
-# frlockstat counted a wait of the stress lock, at most READER_RUNS times
-# (1.5, 3, 6 and 12 s by default); the host judges the last run, and says
-# how many it took ($OUT/readers.runs: the stress case's length and
-# frlockstat's waits, a line a run).
+# ftrace's hist trigger on frlock_read_wait counted a wait of the stress
+# case's reader, at most READER_RUNS times (1.5, 3, 6 and 12 s by default);
+# the host judges the last run, and says how many it took
+# ($OUT/readers.runs: the stress case's length and ftrace's count of its
+# reader's waits, a line a run).
 #
 # usage: agreement.sh [STRESS_MS]	(default 1500: the stress case's length)
 REPO=/opt/frlock
@@ -118,20 +119,24 @@ run() {
 		test -s "$OUT/$ph.fs" -a -s "$OUT/$ph.bt" -a -s "$OUT/$ph.kunit"
 }
 
-# stress_waits FILE: frlockstat's waits of the stress case's lock in FILE,
-# 0 if none (its row is named after the stress case's first writer).
-stress_waits() {
-	grep '"type":"frlockstat",' "$1" | grep '"lock":"[^"]*@frlock_stress_' |
-		grep -o '"waits":[0-9]*' | tail -1 | grep -o '[0-9]*$' || echo 0
-}
-
+# The readers runs count the stress reader's waits with ftrace's own hist
+# trigger too (text, read here): it decides whether to run again; the host
+# judges the tools' JSON.
+WAIT_EVENT=/sys/kernel/tracing/events/frlock/frlock_read_wait
+WAIT_HIST='hist:keys=caller.sym:vals=hitcount'
 run writers hold
 : >"$OUT/readers.runs"
 ms=$STRESS_MS n=0
 while [ $n -lt $READER_RUNS ]; do
 	n=$((n + 1))
-	run readers retries $ms || break
-	waits=$(stress_waits "$OUT/readers.fs")
+	echo "$WAIT_HIST" >>"$WAIT_EVENT/trigger"
+	run readers retries $ms
+	ran=$?
+	cp "$WAIT_EVENT/hist" "$OUT/readers.waits.hist"
+	echo "!$WAIT_HIST" >>"$WAIT_EVENT/trigger"
+	[ $ran -eq 0 ] || break
+	waits=$(awk '/frlock_stress_reader/ { sub(/.*hitcount: */, ""); n += $0 } END { print n + 0 }' \
+		"$OUT/readers.waits.hist")
 	echo "$ms $waits" >>"$OUT/readers.runs"
 	[ "$waits" -eq 0 ] || break
 	ms=$((ms * 2))

@@ -100,7 +100,7 @@ class Judge(unittest.TestCase):
         self.assertIn("hold-time samples, frlock-hold.bt == frlockstat == its writes (1499 == 1500 == 1500)", bad[0])
         self.assertIn("write sections per writer agree", bad[1])
         self.assertIn("waits for an open section, frlock-retries.bt == frlockstat (39 == 40; "
-                      "run 1 of at most 4, its stress case 1500 ms)", bad[2])
+                      "run 1 of at most 4, its stress case 1500 ms, ftrace's hist trigger counted 40)", bad[2])
 
     def test_waits_after_runs(self):
         """agreement: waits seen in a later readers run pass, and the line names the runs before it"""
@@ -109,7 +109,8 @@ class Judge(unittest.TestCase):
             rc, bad, good = judge(d)
         self.assertEqual((rc, bad), (0, []))
         self.assertIn("ok - agreement: readers: waits for an open section, frlock-retries.bt == "
-                      "frlockstat (7 == 7; run 2 of at most 4, its stress case 3000 ms; the runs "
+                      "frlockstat (7 == 7; run 2 of at most 4, its stress case 3000 ms, ftrace's hist "
+                      "trigger counted 7; the runs "
                       "before it saw no wait in 1500 ms)", good)
 
     def test_no_waits_in_any_run(self):
@@ -120,7 +121,7 @@ class Judge(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertEqual(bad, ["not ok - agreement: readers: waits for an open section, "
                                "frlock-retries.bt == frlockstat (0 == 0; run 4 of at most 4, its "
-                               "stress case 12000 ms; the runs before it saw no wait in 1500, "
+                               "stress case 12000 ms, ftrace's hist trigger counted 0; the runs before it saw no wait in 1500, "
                                "3000, 6000 ms)"])
 
     def test_two_rows(self):
