@@ -32,8 +32,10 @@
 #
 # A wait needs a reader to begin on one vCPU while the other is inside a
 # write section of a few microseconds: both vCPUs running at once, which a
-# loaded host does not grant often (one 1.5 s run under make test beside
-# other guests saw 18 retries and no wait; idle, about 40 waits). So the
+# loaded host does not grant often. In 1.5 s runs: 421 waits beside
+# stress-ng --cpu 2 on the 2 host cores; 5 with another guest as well;
+# none in one make test beside other guests and builds (18 retries), nor
+# beside stress-ng --cpu 6 and other guests (whose 3 s run saw 3). So the
 # readers run is done again, the stress case twice as long each time, until
 # ftrace's hist trigger on frlock_read_wait counted a wait of the stress
 # case's reader, at most READER_RUNS times (1.5, 3, 6 and 12 s by default);
