@@ -9,7 +9,10 @@ DIR holds "mode" (frlock or stock-timekeeping, and the seconds each
 workload ran), "workloads" (NAME STATUS lines) and per workload NAME.fs
 (frlockstat -j -c), NAME.retry, NAME.write and NAME.wait (the hists of
 seqcount_read_retry, _write_begin and _read_wait, per lock and caller),
-NAME.load; and plain.txt, `frlockstat 1 5` during a rename storm.
+NAME.load, NAME.timer_list.begin and .end (/proc/timer_list just before
+the triggers start and just after they pause: jiffies and the monotonic
+clock, for the tick); and plain.txt, `frlockstat 1 5` during a rename
+storm.
 
 frlockstat is attached first and stopped last, so that its window holds
 the triggers' window. The workloads make the only retries of these locks
