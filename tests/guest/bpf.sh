@@ -6,7 +6,10 @@
 # of their text, their stops and bad knobs print one "ok - ...",
 # "not ok - ..." or "skip - ..." line each here.
 #
-# usage: bpf.sh [all|vdso]
+# usage: bpf.sh [all|vdso|watch SECONDS]
+# "watch" runs only frlock-watch, with SECONDS of load: the host runs it in
+# a guest of its own, again and twice as long until frlockstat printed
+# enough intervals (host/frlock/tests/guest_jobs.py).
 # "vdso" runs only the --via vdso checks. They need a clocksource the vDSO
 # can read (tsc, kvm-clock): under TCG the kernel marks the TSC unstable and
 # picks hpet, and then the vDSO falls back to the syscall. Boot that run
@@ -20,7 +23,8 @@ B=$REPO/bpf
 . /opt/frlock/guest-rootfs/lib.sh
 
 mode=${1:-all}
-case $mode in all | vdso) ;; *) echo "usage: bpf.sh [all|vdso]" >&2; exit 2 ;; esac
+watch_s=${2:-4}
+case $mode in all | vdso | watch) ;; *) echo "usage: bpf.sh [all|vdso|watch SECONDS]" >&2; exit 2 ;; esac
 if [ ! -d /sys/kernel/tracing/events/frlock ]; then
 	skip "bpftrace tools: no frlock events (not the frlock kernel)"
 	exit 0
@@ -61,6 +65,15 @@ run_tools() {
 	for p in $pids; do kill -INT "$p"; done
 	for p in $pids; do wait_sigint "$p"; done
 }
+
+if [ "$mode" = watch ]; then
+	"$REPO/guest-rootfs/frlock-watch" -d "$watch_s" -t 2 -w 200 -i 1 -o "$OUT/watch.ndjson" \
+		>"$OUT/watch.out" 2>&1
+	echo "watch $?" >"$OUT/watch.rc"
+	part watch
+	rm -rf "$tmp"
+	exit 0
+fi
 
 if [ "$mode" = all ]; then
 
@@ -201,12 +214,6 @@ tsc | kvm-clock) vdso_checks ;;
 esac
 
 [ "$mode" = all ] || { rm -rf "$tmp"; exit 0; }
-
-# --- frlock-watch, the guest side of make run ----------------------------------
-
-"$REPO/guest-rootfs/frlock-watch" -d 4 -t 2 -w 200 -i 1 -o "$OUT/watch.ndjson" >"$OUT/watch.out" 2>&1
-echo "watch $?" >"$OUT/watch.rc"
-part watch
 
 # --- Wrong knobs -------------------------------------------------------------
 

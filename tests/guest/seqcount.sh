@@ -10,7 +10,11 @@
 #    mount_lock;
 #  - the tick: jiffies_seq's writes. This guest's kernel has no NO_HZ, and
 #    on 64-bit nothing else reads jiffies_seq, so it has writes and no
-#    retries; the check says so;
+#    retries; the check says so. Each write section advances jiffies by the
+#    ticks since the last one, which is more than one when the tick came
+#    late (a vCPU the host did not run): the host compares the sections
+#    with the jiffies they advanced, and jiffies with the guest's own
+#    clock, both read from /proc/timer_list around the triggers' window;
 #  - with "stock-timekeeping", on the seqcount series alone (kernel/build
 #    --series seqcount: 6.1's own timekeeping): gettimeofday readers
 #    against adjtimex writers on tk_core.seq.
@@ -59,7 +63,9 @@ echo "$MODE $SECS" >"$OUT/mode"
 
 # workload NAME COMMAND...: frlockstat, then the hist triggers, then COMMAND;
 # the triggers are paused before frlockstat stops. Leaves NAME.fs (its
-# JSON), NAME.{retry,write,wait} (the hists) and NAME.load in $OUT.
+# JSON), NAME.{retry,write,wait} (the hists) and NAME.load in $OUT, and
+# /proc/timer_list (jiffies and the monotonic clock) read just before the
+# triggers start and just after they pause, in NAME.timer_list.{begin,end}.
 workload() {
 	_w=$1
 	shift
@@ -70,6 +76,7 @@ workload() {
 		not_ok "$_w: frlockstat attached"
 		return 1
 	fi
+	cat /proc/timer_list >"$OUT/$_w.timer_list.begin"
 	for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
 		seqcount_hist $ev on
 	done
@@ -78,6 +85,7 @@ workload() {
 	for ev in seqcount_read_retry seqcount_write_begin seqcount_read_wait; do
 		seqcount_hist $ev pause
 	done
+	cat /proc/timer_list >"$OUT/$_w.timer_list.end"
 	kill -INT $_fs
 	wait_sigint $_fs
 	cp $E/seqcount_read_retry/hist "$OUT/$_w.retry"

@@ -10,7 +10,9 @@ PART: what must have run (the guest lists what did in DIR/parts):
            frlock-hold.bt alone (alone-*);
   renames  both beside path-load --writer rename (renames-*);
   vdso     the same probes under gtod-load --via syscall, then --via vdso;
-  watch    frlock-watch, make run's guest side: its feed and its output.
+  watch    frlock-watch, make run's guest side: its feed and its output
+           (and watch.runs, the runs the host made until the feed held
+           WATCH_INTERVALS intervals).
 One ok/not ok line per check, with the figures; exit status 1 if any
 failed, 2 for an unknown PART.
 """
@@ -174,6 +176,43 @@ def vdso(d):
     check("vdso" in load.lower(), "--via vdso: gtod-load says the kernel sees no reads")
 
 
+# frlock-watch's feed must hold this many of frlockstat's intervals of
+# tk_core; the host runs it again, twice as long, until it does, up to
+# WATCH_RUNS times (host/frlock/tests/guest_jobs.py: watch).
+WATCH_INTERVALS, WATCH_SECONDS, WATCH_RUNS = 3, 4, 3
+
+
+def watch_feed(d):
+    """frlock-watch's feed: (its records, the raw lines, lines skipped,
+    frlockstat's intervals of tk_core with running totals and
+    percentiles)."""
+    recs, skipped = [], 0
+    raw = (read(d, "watch.ndjson") or "").encode().splitlines()
+    for line in raw:
+        r, why = feed.parse_line(line)
+        if r is not None:
+            recs.append(r)
+        elif why:
+            skipped += 1
+    tk = [r for r in recs if r["type"] == "frlockstat" and r.get("lock") == "tk_core"
+          and "total" in r and "hold_ns_pct" in r]
+    return recs, raw, skipped, tk
+
+
+def watch_runs(d):
+    """The runs the host made before this feed (watch.runs: the load's
+    seconds and the intervals, a line a run), as the interval check names
+    them."""
+    runs = [line.split() for line in (read(d, "watch.runs") or "").splitlines() if line.strip()]
+    if not runs:
+        return "no run listed in watch.runs"
+    what = "run %d of at most %d, %s s of load" % (len(runs), WATCH_RUNS, runs[-1][0])
+    if len(runs) > 1:
+        what += "; the runs before it: %s" % ", ".join("%s intervals in %s s" % (r[1], r[0])
+                                                       for r in runs[:-1])
+    return what
+
+
 def watch(d):
     rc = (read(d, "watch.rc") or "").split()
     check(rc[-1:] == ["0"], "frlock-watch ran (exit %s)" % (rc[-1] if rc else "?"))
@@ -186,18 +225,10 @@ def watch(d):
         r"frlock-watch: |frlockstat: \d+ events (lost|missed) so far", line)]
     check(not other, "frlock-watch: nothing but its own notes, and frlockstat's counts of lost events, "
           "on stdout and stderr")
-    recs, skipped = [], 0
-    raw = (read(d, "watch.ndjson") or "").encode().splitlines()
-    for line in raw:
-        r, why = feed.parse_line(line)
-        if r is not None:
-            recs.append(r)
-        elif why:
-            skipped += 1
-    tk = [r for r in recs if r["type"] == "frlockstat" and r.get("lock") == "tk_core"
-          and "total" in r and "hold_ns_pct" in r]
-    check(len(tk) >= 3, "frlock-watch: frlockstat's intervals in the feed, with running totals and "
-          "percentiles (%d; %d lines skipped)" % (len(tk), skipped))
+    recs, raw, skipped, tk = watch_feed(d)
+    check(len(tk) >= WATCH_INTERVALS, "frlock-watch: frlockstat's intervals in the feed, with running "
+          "totals and percentiles (%d, want %d; %d lines skipped; %s)"
+          % (len(tk), WATCH_INTERVALS, skipped, watch_runs(d)))
     check(any(r["type"] == "frlockstat_caller" and r.get("kind") == "retry"
               and r.get("caller", "").startswith("ktime_get_real_ts64+") for r in recs),
           "frlock-watch: the retries of gettimeofday's reader site in the feed")

@@ -31,7 +31,14 @@ def site(lock, kind, caller, n, lock_kind="frlock"):
             "kind": kind, "caller": caller, "count": n, "count_total": n}
 
 
-def outputs(d, bt_timer_8k=500, bt_waits=40):
+def outputs(d, bt_timer_8k=500, bt_waits=40, runs=((1500, 40),)):
+    """The guest's raw outputs; runs: the readers runs agreement.sh made
+    (the stress case's length, frlockstat's waits), the last judged."""
+    with open(os.path.join(d, "readers.runs"), "w") as f:
+        f.write("".join("%d %d\n" % r for r in runs))
+    with open(os.path.join(d, "readers.bound"), "w") as f:
+        f.write("4\n")
+    waits = runs[-1][1]
     kunit = ("    # frlock_test_stress: writer=hardirq writes=1000 hold_max_ns=9000\n"
              "    # frlock_test_stress: writer=task writes=500 hold_max_ns=9000\n"
              "    # frlock_test_stress: ms=1500 cpus=2 reads=900000 retries=310 torn=0 "
@@ -46,11 +53,11 @@ def outputs(d, bt_timer_8k=500, bt_waits=40):
             site(LOCK, "write", "frlock_stress_timer+0x40", 1000),
             site(LOCK, "write", "frlock_stress_writer+0x80", 500),
             site(LOCK, "retry", "frlock_stress_reader+0x20", 310),
-            site(LOCK, "wait", "frlock_stress_reader+0x10", 40),
+            site(LOCK, "wait", "frlock_stress_reader+0x10", waits),
             {"type": "frlockstat", "v": 2, "lock": "tk_core", "kind": "frlock", "writes": 700,
              "retries": 3, "waits": 1, "hold_ns": h((4096, 700))},
             {"type": "frlockstat", "v": 2, "lock": LOCK, "kind": "frlock", "writes": 1500,
-             "retries": 310, "waits": 40, "hold_ns": h((4096, 700), (8192, 800))}], blank=False)
+             "retries": 310, "waits": waits, "hold_ns": h((4096, 700), (8192, 800))}], blank=False)
     write(os.path.join(d, "writers.bt"), [
         {"type": "printf", "data": "Tracing...\n"},
         {"type": "hist", "data": {"@hold_ns": {
@@ -92,7 +99,30 @@ class Judge(unittest.TestCase):
         self.assertEqual(len(bad), 3, bad)
         self.assertIn("hold-time samples, frlock-hold.bt == frlockstat == its writes (1499 == 1500 == 1500)", bad[0])
         self.assertIn("write sections per writer agree", bad[1])
-        self.assertIn("waits for an open section, frlock-retries.bt == frlockstat (39 == 40)", bad[2])
+        self.assertIn("waits for an open section, frlock-retries.bt == frlockstat (39 == 40; "
+                      "run 1 of at most 4, its stress case 1500 ms, ftrace's hist trigger counted 40)", bad[2])
+
+    def test_waits_after_runs(self):
+        """agreement: waits seen in a later readers run pass, and the line names the runs before it"""
+        with tempfile.TemporaryDirectory() as d:
+            outputs(d, bt_waits=7, runs=((1500, 0), (3000, 7)))
+            rc, bad, good = judge(d)
+        self.assertEqual((rc, bad), (0, []))
+        self.assertIn("ok - agreement: readers: waits for an open section, frlock-retries.bt == "
+                      "frlockstat (7 == 7; run 2 of at most 4, its stress case 3000 ms, ftrace's hist "
+                      "trigger counted 7; the runs "
+                      "before it saw no wait in 1500 ms)", good)
+
+    def test_no_waits_in_any_run(self):
+        """agreement: no wait in every readers run up to the bound fails, naming the runs"""
+        with tempfile.TemporaryDirectory() as d:
+            outputs(d, bt_waits=0, runs=((1500, 0), (3000, 0), (6000, 0), (12000, 0)))
+            rc, bad, _ = judge(d)
+        self.assertEqual(rc, 1)
+        self.assertEqual(bad, ["not ok - agreement: readers: waits for an open section, "
+                               "frlock-retries.bt == frlockstat (0 == 0; run 4 of at most 4, its "
+                               "stress case 12000 ms, ftrace's hist trigger counted 0; the runs before it saw no wait in 1500, "
+                               "3000, 6000 ms)"])
 
     def test_two_rows(self):
         """agreement: a stress row that cannot be told apart (two rows written by its writers) fails"""

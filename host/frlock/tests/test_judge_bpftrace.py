@@ -10,7 +10,10 @@ import os
 import tempfile
 import unittest
 
+from frlock import TOP
 from frlock.judges import bpftrace
+
+FEED = os.path.join(TOP, "dashboards", "fixtures", "frlock-run.ndjson")
 
 LINES = [
     {"type": "attached_probes", "data": {"probes": 9}},
@@ -52,6 +55,42 @@ class BpfJudge(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("not ok - bpftrace tools: the guest ran its vdso part", out.getvalue())
         self.assertIn("not ok - frlock-watch ran (exit ?)", out.getvalue())
+
+    def watch(self, intervals, runs):
+        """The watch part judged on the recorded feed cut after its first
+        intervals of tk_core (its feed_end kept), after the host's runs."""
+        kept, n = [], 0
+        with open(FEED) as f:
+            for line in f:
+                r = json.loads(line)
+                if r.get("type") == "frlockstat" and r.get("lock") == "tk_core":
+                    n += 1
+                if n <= intervals or r.get("type") == "feed_end":
+                    kept.append(line)
+        out = io.StringIO()
+        with tempfile.TemporaryDirectory() as d:
+            for name, text in (("parts", "watch\n"), ("watch.rc", "watch 0\n"), ("watch.out", ""),
+                               ("watch.ndjson", "".join(kept)),
+                               ("watch.runs", "".join("%d %d\n" % r for r in runs))):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+            with contextlib.redirect_stdout(out):
+                bpftrace.main([d, "watch"])
+        return [x for x in out.getvalue().splitlines() if "intervals in the feed" in x]
+
+    def test_watch_bound(self):
+        """judges/bpftrace: too few intervals after the last run the host allows is not ok, naming every run"""
+        self.assertEqual(self.watch(2, [(4, 1), (8, 2), (16, 2)]), [
+            "not ok - frlock-watch: frlockstat's intervals in the feed, with running totals and "
+            "percentiles (2, want 3; 0 lines skipped; run 3 of at most 3, 16 s of load; the runs "
+            "before it: 1 intervals in 4 s, 2 intervals in 8 s)"])
+
+    def test_watch_again(self):
+        """judges/bpftrace: enough intervals in a later run pass, naming the runs before it"""
+        self.assertEqual(self.watch(3, [(4, 2), (8, 3)]), [
+            "ok - frlock-watch: frlockstat's intervals in the feed, with running totals and "
+            "percentiles (3, want 3; 0 lines skipped; run 2 of at most 3, 8 s of load; the runs "
+            "before it: 2 intervals in 4 s)"])
 
 
 if __name__ == "__main__":
