@@ -166,6 +166,16 @@ def path_load_ran(w):
 
 def rename(d):
     w = Workload(d, "rename")
+    # seqcount.sh runs the storm again, twice as long, until ftrace counted
+    # retries of rename_lock and of a dentry (RENAME_RUNS at most): the
+    # checks below judge its last run.
+    runs = [ln.split() for ln in (read(d, "rename.runs") or "").splitlines() if ln.strip()]
+    note("rename: the storm ran %d of at most %s times (s: rename_lock, heap retries): %s" % (
+        len(runs), (read(d, "rename.bound") or "?").strip(),
+        "; ".join("%s s: %s, %s" % tuple(r[:3]) for r in runs if len(r) >= 3) or "none"))
+    plain_runs = [ln.split() for ln in (read(d, "plain.runs") or "").splitlines() if ln.strip()]
+    note("rename: frlockstat 1 N ran %d times (N, both locks retried): %s" % (
+        len(plain_runs), "; ".join(" ".join(r) for r in plain_runs) or "none"))
     path_load_ran(w)
     agree(w, "rename_lock")
     # The storm's heap retries are the dentries' d_seq: locks written by
