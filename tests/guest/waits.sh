@@ -123,8 +123,9 @@ for phase in hold short; do
 		bench $phase test=window hold_us="$h" period_us=4000 readers=1 clock=cycles \
 			duration_ms=$ms rounds=1
 		stopped $phase.stat
-		unload
+		# Read while the module is loaded: its reader's symbol names it.
 		cp "$WAIT_EVENT/hist" "$OUT/$phase.waits.hist"
+		unload
 		echo "!$WAIT_HIST" >>"$WAIT_EVENT/trigger"
 		waits=$(awk '/frlock_bench/ { sub(/.*hitcount: */, ""); n += $0 } END { print n + 0 }' \
 			"$OUT/$phase.waits.hist")
