@@ -122,23 +122,20 @@ run() {
 }
 
 # The readers runs count the stress reader's waits with ftrace's own hist
-# trigger too (text, read here): it decides whether to run again; the host
-# judges the tools' JSON.
-WAIT_EVENT=/sys/kernel/tracing/events/frlock/frlock_read_wait
-WAIT_HIST='hist:keys=caller.sym:vals=hitcount'
+# trigger too (read_wait_hist, tests/guest/lib.sh): it decides whether to
+# run again; the host judges the tools' JSON.
 run writers hold
 : >"$OUT/readers.runs"
 ms=$STRESS_MS n=0
 while [ $n -lt $READER_RUNS ]; do
 	n=$((n + 1))
-	echo "$WAIT_HIST" >>"$WAIT_EVENT/trigger"
+	read_wait_hist on
 	run readers retries $ms
 	ran=$?
-	cp "$WAIT_EVENT/hist" "$OUT/readers.waits.hist"
-	echo "!$WAIT_HIST" >>"$WAIT_EVENT/trigger"
+	cp "$READ_WAIT_EVENT/hist" "$OUT/readers.waits.hist"
+	read_wait_hist off
 	[ $ran -eq 0 ] || break
-	waits=$(awk '/frlock_stress_reader/ { sub(/.*hitcount: */, ""); n += $0 } END { print n + 0 }' \
-		"$OUT/readers.waits.hist")
+	waits=$(waits_of frlock_stress_reader "$OUT/readers.waits.hist")
 	echo "$ms $waits" >>"$OUT/readers.runs"
 	[ "$waits" -eq 0 ] || break
 	ms=$((ms * 2))

@@ -88,3 +88,22 @@ traced_load() {
 	wait_sigint $_tl_bt
 	bt_rc=$?
 }
+
+# read_wait_hist on|off: ftrace's own hist trigger on frlock_read_wait,
+# per reader site: the run-again loops (agreement.sh, waits.sh) count the
+# waits they need with it, as text, before the host judges the tools' JSON.
+READ_WAIT_EVENT=/sys/kernel/tracing/events/frlock/frlock_read_wait
+READ_WAIT_HIST='hist:keys=caller.sym:vals=hitcount'
+read_wait_hist() {
+	case $1 in
+	on) echo "$READ_WAIT_HIST" ;;
+	off) echo "!$READ_WAIT_HIST" ;;
+	*) return 2 ;;
+	esac >>"$READ_WAIT_EVENT/trigger"
+}
+
+# waits_of PATTERN FILE: the waits in FILE, a copy of that hist, of the
+# reader sites whose line matches PATTERN (awk regex).
+waits_of() {
+	awk -v pat="$1" '$0 ~ pat { sub(/.*hitcount: */, ""); n += $0 } END { print n + 0 }' "$2"
+}

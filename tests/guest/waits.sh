@@ -109,8 +109,6 @@ done
 # WAIT_RUNS times (4, 8, 16, 32 s); the host judges the last run's
 # frlockstat output, and NAME.runs says what each run counted.
 WAIT_RUNS=4
-WAIT_EVENT=/sys/kernel/tracing/events/frlock/frlock_read_wait
-WAIT_HIST='hist:keys=caller.sym:vals=hitcount'
 for phase in hold short; do
 	h=$HOLD
 	[ $phase = short ] && h=0
@@ -118,17 +116,16 @@ for phase in hold short; do
 	ms=4000 n=0
 	while [ $n -lt $WAIT_RUNS ]; do
 		n=$((n + 1))
-		echo "$WAIT_HIST" >>"$WAIT_EVENT/trigger"
+		read_wait_hist on
 		attached $phase "$F" -j -S -k frlock 600
 		bench $phase test=window hold_us="$h" period_us=4000 readers=1 clock=cycles \
 			duration_ms=$ms rounds=1
 		stopped $phase.stat
 		# Read while the module is loaded: its reader's symbol names it.
-		cp "$WAIT_EVENT/hist" "$OUT/$phase.waits.hist"
+		cp "$READ_WAIT_EVENT/hist" "$OUT/$phase.waits.hist"
 		unload
-		echo "!$WAIT_HIST" >>"$WAIT_EVENT/trigger"
-		waits=$(awk '/frlock_bench/ { sub(/.*hitcount: */, ""); n += $0 } END { print n + 0 }' \
-			"$OUT/$phase.waits.hist")
+		read_wait_hist off
+		waits=$(waits_of frlock_bench "$OUT/$phase.waits.hist")
 		echo "$ms $waits" >>"$OUT/$phase.runs"
 		[ "$waits" -eq 0 ] || break
 		ms=$((ms * 2))
