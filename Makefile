@@ -29,7 +29,7 @@ ACCEL ?= auto
 
 # lld (and lld-14, which owns the linker /usr/bin/ld.lld resolves to): its
 # ld.lld links kernel/coverage's clang (LLVM=1) build.
-DEB_PACKAGES := lld lld-14 clang llvm linux-source-6.1 build-essential flex bison bc \
+DEB_PACKAGES := lld lld-14 clang llvm linux-source-6.1 linux-source-6.12 build-essential flex bison bc \
 	cpio xz-utils libelf-dev libssl-dev dwarves git python3 python3-ply python3-git \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
 	zlib1g-dev libjs-chart.js chromium kmod sparse gdb \
