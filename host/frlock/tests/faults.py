@@ -83,19 +83,23 @@ os.rename(os.path.join(out, ".config.new"), os.path.join(out, ".config"))
 """
 
 
-def make_fake_source(d):
-    """The stand-in linux-source-6.1 tarball, made in D; its path."""
-    src = os.path.join(d, "fake-source", "linux-source-6.1")
+def make_fake_source(d, line="6.1", sublevel="99"):
+    """The stand-in linux-source-LINE tarball (Linux LINE.SUBLEVEL), made
+    in D; its path."""
+    name = "linux-source-" + line
+    src = os.path.join(d, "fake-source-" + line, name)
     os.makedirs(os.path.join(src, "scripts", "kconfig"), exist_ok=True)
     with open(os.path.join(src, "Makefile"), "w") as f:
-        f.write(FAKE_MAKEFILE)
+        f.write(FAKE_MAKEFILE.replace("PATCHLEVEL = 1\nSUBLEVEL = 99\n",
+                                      "PATCHLEVEL = %s\nSUBLEVEL = %s\n"
+                                      % (line.split(".")[1], sublevel)))
     merge = os.path.join(src, "scripts", "kconfig", "merge_config.sh")
     with open(merge, "w") as f:
         f.write(FAKE_MERGE_CONFIG)
     os.chmod(merge, 0o755)
-    tarball = os.path.join(d, "fake-source.tar.xz")
+    tarball = os.path.join(d, "fake-%s.tar.xz" % name)
     with tarfile.open(tarball, "w:xz") as t:
-        t.add(src, arcname="linux-source-6.1")
+        t.add(src, arcname=name)
     return tarball
 
 
@@ -303,6 +307,31 @@ class Faults(unittest.TestCase):
         one_line_fault(self, 1, "holds Linux 'unknown', the series needs 6.1.x", [BUILD, "--quiet"],
                        env=dict(os.environ, LINUX_SOURCE_TARBALL=garbage,
                                 FRLOCK_CACHE=os.path.join(self.d, "cache-garbage")))
+
+    def test_13_base_unknown(self):
+        """kernel/build: --base 6.13 is refused in one line naming the bases it knows"""
+        one_line_fault(self, 2, "kernel/build: --base 6.13: the bases are 6.1 and 6.12",
+                       [BUILD, "--base", "6.13"])
+
+    def test_14_frlock_on_612(self):
+        """kernel/build: the frlock series on 6.12 (--series frlock, --variant lockdep) is refused in one line"""
+        for how in (["--series", "frlock"], ["--variant", "lockdep"]):
+            one_line_fault(self, 2, "the frlock series is on 6.1 only",
+                           [BUILD, "--base", "6.12"] + how)
+
+    def test_15_612_other_version(self):
+        """kernel/build: a linux-source-6.12 of another version than the 6.12 series' base is refused, both named"""
+        cover = os.path.join(TOP, "patches", "seqcount-6.12", "0000-cover-letter.patch")
+        with open(cover) as f:
+            based = re.search(r"^Base: linux-source (\S+)", f.read(), re.M)
+        self.assertTrue(based, "%s has no 'Base: linux-source 6.12.N' line" % cover)
+        self.assertNotEqual(based.group(1), "6.12.99999")
+        cache = os.path.join(self.d, "cache-612")
+        one_line_fault(self, 1, "holds Linux '6.12.99999', the 6.12 series is based on %s"
+                       % based.group(1), [BUILD, "--base", "6.12", "--quiet"],
+                       env=dict(os.environ, FRLOCK_CACHE=cache,
+                                LINUX_SOURCE_TARBALL=make_fake_source(self.d, "6.12", "99999")))
+        self.assertFalse(glob.glob(cache + "/src/*"), "a refused source was extracted")
 
 
 # run-guest's and make run's bad input, and a missing or unusable KVM:
