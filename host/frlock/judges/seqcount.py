@@ -12,7 +12,7 @@ seqcount_read_retry, _write_begin and _read_wait, per lock and caller),
 NAME.load, NAME.timer_list.begin and .end (/proc/timer_list just before
 the triggers start and just after they pause: jiffies and the monotonic
 clock, for the tick); and plain.txt, `frlockstat 1 5` during a rename
-storm; walk.fs (frlockstat -W -j), walk.bt (echild.bt's count of the
+storm; walk.fs (frlockstat -W -j), walk.bt (echild.bt's text: its count of the
 path walks' -ECHILD returns), walk.load and walk.runs, for the path-walk
 fallbacks of a rename storm.
 
@@ -243,7 +243,7 @@ def walk(d):
     (recursion, reported per program in frlockstat_missed), and then by
     at most that many."""
     runs = [ln.split() for ln in (read(d, "walk.runs") or "").splitlines() if ln.strip()]
-    note("walk: the storm ran %d times (s: lookups charged to rename_lock or dentry.d_seq): %s"
+    note("walk: the storm ran %d times (s: fallbacks echild.bt counted): %s"
          % (len(runs), "; ".join("%s s: %s" % tuple(r[:2]) for r in runs if len(r) >= 2) or "none"))
     if not check(runs, "walk: frlockstat -W and echild.bt ran a rename storm (walk.runs)"):
         return
@@ -253,10 +253,8 @@ def walk(d):
     if not check(totals, "walk: frlockstat -W printed its frlockstat_walk record"):
         return
     by_fn = totals[-1].get("by_function") or {}
-    counted = {}
-    for r in json_lines(d, "walk.bt"):
-        if r.get("type") == "map":
-            counted.update((r.get("data") or {}).get("@echild") or {})
+    counted = {m.group(1): int(m.group(2)) for m in re.finditer(
+        r"^@echild\[(\w+)\]: (\d+)$", read(d, "walk.bt") or "", re.M)}
     missed = 0
     for r in w.recs:
         if r.get("type") == "frlockstat_missed":
