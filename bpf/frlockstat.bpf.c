@@ -778,17 +778,20 @@ static __always_inline int walk_entry(unsigned int flags)
 
 static __always_inline int walk_exit(unsigned int flags, long ret, u32 fn)
 {
-	struct walk_note *n = walk_note();
+	struct walk_note *n;
 	struct lock_stat *st;
 	u32 cause;
 	u64 ns;
 
+	/*
+	 * Most walks: RCU, and it held. Its note stays WALK_RCU, unread (a
+	 * later retry outside a walk names a lock in it, which the next RCU
+	 * walk's entry clears; a ref-walk call's entry looks for WALK_FELL).
+	 */
+	if ((flags & LOOKUP_RCU) && ret != -ECHILD)
+		return 0;
+	n = walk_note();
 	if (flags & LOOKUP_RCU) {
-		if (ret != -ECHILD) {
-			if (n)
-				n->phase = WALK_IDLE;
-			return 0;
-		}
 		if (!n || n->phase != WALK_RCU)
 			cause = WALK_UNSEEN;
 		else

@@ -18,7 +18,9 @@
  * retry nor wait cost nothing (make bench measures it). -w and -c add a
  * hash update per event, -c a stack walk per retry and wait, the task's
  * name at each write's begin and wait, and a hash update per lost read
- * (who cost whom), -C a stack walk per write section too. -S reports what
+ * (who cost whom), -C a stack walk per write section too. -W puts
+ * fentry/fexit programs on the path walk, so every path lookup pays
+ * them (bpf/README.md, "Path-walk fallbacks"). -S reports what
  * it costs itself: per BPF program its runs and run time (the kernel's BPF
  * statistics, on while it runs), and the poller's CPU time.
  */
