@@ -625,6 +625,9 @@ static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long
 	return 0;
 }
 
+/* -W: a retry during the task's RCU path walk names the lock (the end of this file). */
+static __always_inline void walk_retry(u64 key);
+
 /*
  * A retry; @start is the count its failed pass started from, the count the
  * write that collided with it opened at: that write's begin to now is a
@@ -642,6 +645,7 @@ static __always_inline int read_retry(void *ctx, u64 lock, u32 start, unsigned l
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->retries, 1);
+	walk_retry(key);
 	first_site(&st->reader, caller);
 	site_add(ctx, key, caller, CALLER_RETRY, 0, 0);
 	w = bpf_map_lookup_elem(&recent_writes, &wk);
@@ -689,5 +693,177 @@ int BPF_PROG(pfx##_sc_wait, const void *lock, unsigned int seq, unsigned long ca
 /* tp_btf, and raw_tp for kernels that cannot attach tp_btf programs. */
 PROGS(tp_btf, btf)
 PROGS(raw_tp, raw)
+
+/* ------------------------------------------------------------------------
+ * -W: path-walk fallbacks (bpf/README.md, "Path-walk fallbacks"). An RCU
+ * path walk that meets a write does not loop: it returns -ECHILD, and its
+ * caller (filename_lookup, __filename_parentat, do_filp_open) redoes the
+ * whole walk in ref-walk mode. Per task, a note follows one walk: reset at
+ * the RCU walk's entry, named by every read retry the task makes during it
+ * (the last one wins), read at its -ECHILD exit to charge the fallback to
+ * that lock, then the ref-walk call's entry and exit time the redo. Loaded
+ * only with -W: a trampoline on every lookup (bpf/README.md gives the cost).
+ */
+const volatile bool walk_hooks = false;
+
+#define LOOKUP_RCU	0x0040	/* include/linux/namei.h (6.1): not in BTF */
+#define WALK_NOTES	4096	/* tasks in a walk at once; a task's note is reused */
+
+enum walk_phase {
+	WALK_IDLE,
+	WALK_RCU,		/* in an RCU walk */
+	WALK_FELL,		/* its RCU walk returned -ECHILD: the redo comes next */
+	WALK_REDO,		/* in the ref-walk redo */
+};
+
+struct walk_note {
+	u64 lock;		/* the instance key of the last lock retried in the walk */
+	u64 begin_ns;		/* the redo's entry */
+	u32 phase;		/* enum walk_phase */
+	u32 unlazy_failed;	/* a try_to_unlazy(_next) in the walk returned false */
+	u32 cause;		/* enum walk_cause of the fallback being redone */
+	u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, WALK_NOTES);
+	__type(key, u32);	/* the thread id */
+	__type(value, struct walk_note);
+} walk_notes SEC(".maps");
+
+struct walk_totals walk = {};
+
+static __always_inline struct walk_note *walk_note(void)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+
+	return bpf_map_lookup_elem(&walk_notes, &tid);
+}
+
+static __always_inline void walk_retry(u64 key)
+{
+	struct walk_note *n;
+
+	if (!walk_hooks)
+		return;
+	n = walk_note();
+	if (n && n->phase == WALK_RCU)
+		n->lock = key;
+}
+
+static __always_inline int walk_entry(unsigned int flags)
+{
+	struct walk_note *n = walk_note(), fresh = { .phase = WALK_RCU };
+	u32 tid;
+
+	if (flags & LOOKUP_RCU) {
+		if (n) {
+			n->lock = 0;
+			n->unlazy_failed = 0;
+			n->phase = WALK_RCU;
+			return 0;
+		}
+		/* Not stored: this walk's fallback, if any, counts as WALK_UNSEEN. */
+		tid = (u32)bpf_get_current_pid_tgid();
+		bpf_map_update_elem(&walk_notes, &tid, &fresh, BPF_ANY);
+		return 0;
+	}
+	if (n && n->phase == WALK_FELL) {
+		n->phase = WALK_REDO;
+		n->begin_ns = bpf_ktime_get_ns();
+	}
+	return 0;
+}
+
+static __always_inline int walk_exit(unsigned int flags, long ret, u32 fn)
+{
+	struct walk_note *n;
+	struct lock_stat *st;
+	u32 cause;
+	u64 ns;
+
+	/*
+	 * Most walks: RCU, and it held. Its note stays WALK_RCU, unread (a
+	 * later retry outside a walk names a lock in it, which the next RCU
+	 * walk's entry clears; a ref-walk call's entry looks for WALK_FELL).
+	 */
+	if ((flags & LOOKUP_RCU) && ret != -ECHILD)
+		return 0;
+	n = walk_note();
+	if (flags & LOOKUP_RCU) {
+		if (!n || n->phase != WALK_RCU)
+			cause = WALK_UNSEEN;
+		else
+			cause = n->lock ? WALK_LOCK : n->unlazy_failed ? WALK_UNLAZY : WALK_OTHER;
+		if (fn < NR_WALK_FNS && cause < NR_WALK_CAUSES)
+			__sync_fetch_and_add(&walk.fallbacks[fn][cause], 1);
+		if (!n)
+			return 0;
+		if (cause == WALK_LOCK) {
+			st = bpf_map_lookup_elem(&stats, &n->lock);
+			if (st)
+				__sync_fetch_and_add(&st->walk_fallbacks, 1);
+		}
+		n->cause = cause;
+		n->phase = WALK_FELL;
+		return 0;
+	}
+	if (!n || n->phase != WALK_REDO)
+		return 0;
+	n->phase = WALK_IDLE;
+	ns = bpf_ktime_get_ns() - n->begin_ns;
+	if (n->cause != WALK_LOCK) {
+		__sync_fetch_and_add(&walk.nolock_redos, 1);
+		__sync_fetch_and_add(&walk.nolock_redo_ns_sum, ns);
+		hist_add(&walk.nolock_redo_ns, ns);
+		return 0;
+	}
+	st = bpf_map_lookup_elem(&stats, &n->lock);
+	if (!st)
+		return 0;
+	__sync_fetch_and_add(&st->walk_redos, 1);
+	__sync_fetch_and_add(&st->walk_redo_ns_sum, ns);
+	hist_add(&st->walk_redo_ns, ns);
+	return 0;
+}
+
+/* A failed unlazy in an RCU walk: a reference the walk could not take. */
+static __always_inline int walk_unlazy(bool ok)
+{
+	struct walk_note *n;
+
+	if (ok)
+		return 0;
+	n = walk_note();
+	if (n && n->phase == WALK_RCU)
+		n->unlazy_failed = 1;
+	return 0;
+}
+
+SEC("fentry/path_lookupat")
+int BPF_PROG(walk_lookupat_in, void *nd, unsigned int flags)
+{ return walk_entry(flags); }
+SEC("fexit/path_lookupat")
+int BPF_PROG(walk_lookupat_out, void *nd, unsigned int flags, void *path, int ret)
+{ return walk_exit(flags, ret, WALK_LOOKUPAT); }
+SEC("fentry/path_openat")
+int BPF_PROG(walk_openat_in, void *nd, void *op, unsigned int flags)
+{ return walk_entry(flags); }
+SEC("fexit/path_openat")
+int BPF_PROG(walk_openat_out, void *nd, void *op, unsigned int flags, void *file)
+{ return walk_exit(flags, (long)file, WALK_OPENAT); }
+SEC("fentry/path_parentat")
+int BPF_PROG(walk_parentat_in, void *nd, unsigned int flags)
+{ return walk_entry(flags); }
+SEC("fexit/path_parentat")
+int BPF_PROG(walk_parentat_out, void *nd, unsigned int flags, void *parent, int ret)
+{ return walk_exit(flags, ret, WALK_PARENTAT); }
+SEC("fexit/try_to_unlazy")
+int BPF_PROG(walk_unlazy_out, void *nd, bool ret)
+{ return walk_unlazy(ret); }
+SEC("fexit/try_to_unlazy_next")
+int BPF_PROG(walk_unlazy_next_out, void *nd, void *dentry, bool ret)
+{ return walk_unlazy(ret); }
 
 char LICENSE[] SEC("license") = "GPL";

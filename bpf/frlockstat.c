@@ -18,7 +18,9 @@
  * retry nor wait cost nothing (make bench measures it). -w and -c add a
  * hash update per event, -c a stack walk per retry and wait, the task's
  * name at each write's begin and wait, and a hash update per lost read
- * (who cost whom), -C a stack walk per write section too. -S reports what
+ * (who cost whom), -C a stack walk per write section too. -W puts
+ * fentry/fexit programs on the path walk, so every path lookup pays
+ * them (bpf/README.md, "Path-walk fallbacks"). -S reports what
  * it costs itself: per BPF program its runs and run time (the kernel's BPF
  * statistics, on while it runs), and the poller's CPU time.
  */
@@ -58,6 +60,7 @@ static struct env {
 	bool per_caller;		/* -c */
 	bool writer_stacks;		/* -C */
 	bool self_cost;			/* -S */
+	bool walk;			/* -W */
 	bool json;
 	bool timestamp;
 	bool raw_tp;
@@ -94,8 +97,8 @@ static const char argp_doc[] =
 "Every sequence lock, frlock and seqcount: writes, hold times, retries,\n"
 "waits, the time readers lost and the writers that cost it.\n"
 "\n"
-"USAGE: frlockstat [-h] [-L NAME] [-k KIND] [-n ROWS] [-c] [-C] [-w] [-H] [-j]\n"
-"                  [-T] [-S] [-P FILE] [interval] [count]\n"
+"USAGE: frlockstat [-h] [-L NAME] [-k KIND] [-n ROWS] [-c] [-C] [-w] [-W] [-H]\n"
+"                  [-j] [-T] [-S] [-P FILE] [interval] [count]\n"
 "\n"
 "EXAMPLES:\n"
 "    frlockstat                 # summarize until Ctrl-C\n"
@@ -111,6 +114,8 @@ static const char argp_doc[] =
 "    frlockstat -C 5            # -c, and each writer site's caller too\n"
 "    frlockstat -H 1            # each lock's histograms instead of the table\n"
 "    frlockstat -j 1            # one JSON object per lock per second\n"
+"    frlockstat -W 1            # also the path walks each lock made fall back\n"
+"                               # from RCU to ref-walk, and their redo time\n"
 "    frlockstat -S 1            # and what frlockstat costs: its programs'\n"
 "                               # runs and run time, its own CPU time\n"
 "    frlockstat -c -P /var/lib/prometheus/node-exporter/frlock.prom 15\n"
@@ -140,6 +145,8 @@ static const struct argp_option opts[] = {
 	  "the clock twice)", 0 },
 	{ "prom", 'P', "FILE", 0, "Also write the running totals to FILE (*.prom) each "
 	  "interval, in Prometheus' text format; with -c the top call sites too", 0 },
+	{ "walk", 'W', NULL, 0, "Also count the path walks each lock made fall back from RCU "
+	  "to ref-walk, and time their redo (a probe on every path lookup)", 0 },
 	{ "raw-tp", 'r', NULL, 0, "Use raw tracepoints even where tp_btf works", 0 },
 	{ "max-locks", OPT_MAX_LOCKS, "N", 0, "Keep at most N locks (default 256); "
 	  "events of more are counted as lost", 0 },
@@ -215,6 +222,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (strlen(arg) < 6 || strcmp(arg + strlen(arg) - 5, ".prom"))
 			argp_error(state, "invalid textfile '%s' (want a path ending in .prom)", arg);
 		env.prom = arg;
+		break;
+	case 'W':
+		env.walk = true;
 		break;
 	case 'r':
 		env.raw_tp = true;
@@ -333,6 +343,10 @@ static void set_autoload(struct frlockstat_bpf *obj, bool raw_tp)
 		bool seqcount = strstr(bpf_program__section_name(prog), "/seqcount_") != NULL;
 		unsigned int kind = seqcount ? KIND_SEQCOUNT : KIND_FRLOCK;
 
+		if (!strncmp(name, "walk_", 5)) {
+			bpf_program__set_autoload(prog, env.walk);
+			continue;
+		}
 		bpf_program__set_autoload(prog, !strncmp(name, want, strlen(want)) &&
 					  (seqcount ? has_seqcount : has_frlock) &&
 					  (!env.kind || env.kind == kind));
@@ -355,6 +369,7 @@ static int open_and_load(struct frlockstat_bpf **objp, bool raw_tp, const struct
 	obj->rodata->per_site = env.wide || env.per_caller;
 	obj->rodata->per_caller = env.per_caller;
 	obj->rodata->writer_stacks = env.writer_stacks;
+	obj->rodata->walk_hooks = env.walk;
 	obj->rodata->targ_addr = env.addr;
 	obj->rodata->pcpu_offsets = ksyms__addr(ksyms, "__per_cpu_offset");
 	obj->rodata->pcpu_size = pcpu_size;
@@ -1363,6 +1378,106 @@ static const char *short_label(const char *label, int width, char *buf, size_t l
 	return buf;
 }
 
+/* ------------------------------------------------------------------------
+ * -W: path-walk fallbacks. Per lock they are in its row (struct lock_stat);
+ * here, the walks' totals by function and cause, and their differences.
+ */
+
+static const char *const walk_fn_names[NR_WALK_FNS] = {
+	"path_lookupat", "path_openat", "path_parentat",
+};
+static const char *const walk_cause_names[NR_WALK_CAUSES] = {
+	"lock", "unlazy", "other", "unseen",
+};
+
+static struct walk_totals walk_total, walk_d;	/* running totals; this interval's */
+
+static void walk_collect(struct frlockstat_bpf *obj)
+{
+	static struct walk_totals prev;
+	const unsigned long long *c = obj->bss->walk.fallbacks[0], *p = prev.fallbacks[0];
+	unsigned long long *d = walk_d.fallbacks[0];
+
+	walk_total = obj->bss->walk;
+	/* The counters lie before the histogram, all unsigned long long. */
+	for (size_t i = 0; i < offsetof(struct walk_totals, nolock_redo_ns) / sizeof(*d); i++)
+		d[i] = c[i] - p[i];
+	for (int k = 0; k < MAX_SLOTS; k++)
+		walk_d.nolock_redo_ns.slots[k] = walk_total.nolock_redo_ns.slots[k] -
+						 prev.nolock_redo_ns.slots[k];
+	prev = walk_total;
+}
+
+static unsigned long long walk_sum(const struct walk_totals *w, int fn, int cause)
+{
+	unsigned long long n = 0;
+
+	for (int f = 0; f < NR_WALK_FNS; f++)
+		for (int c = 0; c < NR_WALK_CAUSES; c++)
+			if ((fn < 0 || f == fn) && (cause < 0 || c == cause))
+				n += w->fallbacks[f][c];
+	return n;
+}
+
+/* A row's cells: fallbacks per second, the redo's p50 and p99. */
+static void print_walk_cells(const struct lock_stat *d, double dt)
+{
+	char c[32];
+
+	printf(" %7.1f", d->walk_fallbacks / dt);
+	pct_str(&d->walk_redo_ns, 50, c, sizeof(c));
+	printf(" %6s", c);
+	pct_str(&d->walk_redo_ns, 99, c, sizeof(c));
+	printf(" %6s", c);
+}
+
+/* The interval's fallbacks in all, and those no lock retry explains. */
+static void print_walk_text(void)
+{
+	const struct walk_totals *w = &walk_d;
+	char p50[32], p99[32];
+
+	pct_str(&w->nolock_redo_ns, 50, p50, sizeof(p50));
+	pct_str(&w->nolock_redo_ns, 99, p99, sizeof(p99));
+	printf("path walks fallen back to ref-walk: %llu (path_lookupat %llu, path_openat %llu, "
+	       "path_parentat %llu); with no lock retry in the walk: %llu unlazy failed, "
+	       "%llu other, %llu unseen (redo p50 %s p99 %s)\n", walk_sum(w, -1, -1),
+	       walk_sum(w, WALK_LOOKUPAT, -1), walk_sum(w, WALK_OPENAT, -1),
+	       walk_sum(w, WALK_PARENTAT, -1), walk_sum(w, -1, WALK_UNLAZY),
+	       walk_sum(w, -1, WALK_OTHER), walk_sum(w, -1, WALK_UNSEEN), p50, p99);
+}
+
+static void print_walk_fallbacks_json(const struct walk_totals *w)
+{
+	printf("{");
+	for (int f = 0; f < NR_WALK_FNS; f++) {
+		printf("%s\"%s\":{", f ? "," : "", walk_fn_names[f]);
+		for (int c = 0; c < NR_WALK_CAUSES; c++)
+			printf("%s\"%s\":%llu", c ? "," : "", walk_cause_names[c],
+			       w->fallbacks[f][c]);
+		printf("}");
+	}
+	printf("}");
+}
+
+static void json_hist(const char *name, const struct hist *h);
+
+/* -W -j: one record per interval, after the locks' own. */
+static void print_walk_json(const struct interval *iv)
+{
+	printf("{\"type\":\"frlockstat_walk\",\"v\":%d,\"time\":\"%s\",\"ts\":%lld.%03ld,"
+	       "\"dt\":%.3f,\"fallbacks\":%llu,\"by_function\":", SCHEMA_VERSION, iv->ts,
+	       (long long)iv->now.tv_sec, iv->now.tv_nsec / 1000000, iv->dt,
+	       walk_sum(&walk_d, -1, -1));
+	print_walk_fallbacks_json(&walk_d);
+	printf(",\"nolock_redos\":%llu,\"nolock_redo_ns_sum\":%llu", walk_d.nolock_redos,
+	       walk_d.nolock_redo_ns_sum);
+	json_hist("nolock_redo_ns", &walk_d.nolock_redo_ns);
+	printf(",\"total\":{\"fallbacks\":%llu,\"by_function\":", walk_sum(&walk_total, -1, -1));
+	print_walk_fallbacks_json(&walk_total);
+	printf(",\"nolock_redos\":%llu}}\n", walk_total.nolock_redos);
+}
+
 static void print_table(const struct interval *iv)
 {
 	char c[64], wbuf[128], rbuf[128];
@@ -1373,8 +1488,11 @@ static void print_table(const struct interval *iv)
 		printf("(no lock activity%s%s)\n\n", env.name ? " on " : "", env.name ? env.name : "");
 		return;
 	}
-	printf("%-27s %-8s %8s %6s %6s %6s %7s %7s %8s %7s", "LOCK", "KIND", "WRITES/s",
-	       "HOLD50", "HOLD99", "MAX", "RETRY/s", "WAIT/s", "LOST/s", "LOST99");
+	printf("%-27s %-8s %8s %6s %6s %6s %7s", "LOCK", "KIND", "WRITES/s", "HOLD50", "HOLD99",
+	       "MAX", "RETRY/s");
+	if (env.walk)
+		printf(" %7s %6s %6s", "FALLB/s", "REDO50", "REDO99");
+	printf(" %7s %8s %7s", "WAIT/s", "LOST/s", "LOST99");
 	if (env.wide || env.per_caller)
 		printf(" %-26s %s", "WRITER", "READER");
 	printf("\n");
@@ -1391,6 +1509,8 @@ static void print_table(const struct interval *iv)
 		printf(" %6s", c);
 		pct_str(&r->d.hold_ns, 100, c, sizeof(c));
 		printf(" %6s %7.1f", c, r->d.retries / iv->dt);
+		if (env.walk)
+			print_walk_cells(&r->d, iv->dt);
 		printf(" %7.1f ", r->d.waits / iv->dt);
 		rate_str(lost, bound, c, sizeof(c));
 		cell(c, 8, false);
@@ -1405,6 +1525,8 @@ static void print_table(const struct interval *iv)
 	if (iv->shown < iv->n)
 		printf("(%d more lock%s: -n %d shows them)\n", iv->n - iv->shown,
 		       iv->n - iv->shown > 1 ? "s" : "", iv->n);
+	if (env.walk)
+		print_walk_text();
 	printf("\n");
 }
 
@@ -1508,6 +1630,8 @@ static void print_hists(const struct interval *iv)
 		printf("%s\n", iv->ts);
 	if (!iv->n)
 		printf("(no lock activity%s%s)\n\n", env.name ? " on " : "", env.name ? env.name : "");
+	if (env.walk)
+		print_walk_text();
 	for (int i = 0; i < iv->shown; i++) {
 		const struct row *r = &rows[i];
 
@@ -1522,6 +1646,11 @@ static void print_hists(const struct interval *iv)
 			       r->d.waits_bounded > 1 ? "s" : "", r->d.wait_ub_ns_sum);
 		print_hist("reader time lost to a retry, at least (ns, the colliding "
 			   "write's begin to the retry)", &r->d.retry_lb_ns, "retry");
+		if (env.walk && r->d.walk_fallbacks) {
+			printf(" path walks that fell back to ref-walk on this lock: %llu\n",
+			       r->d.walk_fallbacks);
+			print_hist("their ref-walk redo (ns)", &r->d.walk_redo_ns, "redo");
+		}
 		if (env.per_caller)
 			print_sites_text(i);
 		if (env.per_caller)
@@ -1639,8 +1768,17 @@ static void print_json(const struct interval *iv)
 		json_hist("hold_ns", &d->hold_ns);
 		json_hist("wait_ns", &d->wait_ns);
 		json_hist("retry_lb_ns", &d->retry_lb_ns);
+		if (env.walk) {
+			printf(",\"walk_fallbacks\":%llu,\"walk_redos\":%llu,"
+			       "\"walk_redo_ns_sum\":%llu,\"walk_fallbacks_total\":%llu",
+			       d->walk_fallbacks, d->walk_redos, d->walk_redo_ns_sum,
+			       t->walk_fallbacks);
+			json_hist("walk_redo_ns", &d->walk_redo_ns);
+		}
 		printf("}\n");
 	}
+	if (env.walk)
+		print_walk_json(iv);
 }
 
 /* ------------------------------------------------------------------------
@@ -1732,7 +1870,10 @@ static void read_progs(struct frlockstat_bpf *obj)
 		    bpf_obj_get_info_by_fd(fd, &info, &info_len))
 			continue;
 		p->name = bpf_program__name(prog);
-		p->event = strchr(bpf_program__section_name(prog), '/') + 1;
+		/* A tracepoint by its name; -W's fentry/fexit by their section, one each. */
+		p->event = bpf_program__section_name(prog);
+		if (strncmp(p->event, "fentry/", 7) && strncmp(p->event, "fexit/", 6))
+			p->event = strchr(p->event, '/') + 1;
 		p->prev = p->info;
 		p->info = info;
 		n++;
@@ -2112,6 +2253,8 @@ static void export_page(struct frlockstat_bpf *obj)
 				  pair_rows[p].reader_comm, pair_rows[p].reader, &pair_rows[p].ps);
 	memcpy(drops, obj->bss->drops, sizeof(drops));
 	textfile_set_lost(textfile, drops, obj->bss->ends_unmatched);
+	if (env.walk)
+		textfile_set_walk(textfile, &walk_total);
 	err = textfile_commit(textfile);
 	if (err)
 		fprintf(stderr, "frlockstat: cannot write %s: %s\n", env.prom, strerror(-err));
@@ -2140,6 +2283,8 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
 		collect_sites(obj, ksyms);
 	if (env.per_caller)
 		collect_pairs(ksyms);
+	if (env.walk)
+		walk_collect(obj);
 	iv.n = nr_rows;
 	matched |= nr_rows > 0;
 	/* Text shows the top rows only; JSON and the textfile have every lock. */

@@ -65,9 +65,14 @@ struct lock_stat {
 	unsigned long long wait_ns_sum;
 	unsigned long long retry_lb_ns_sum;
 	unsigned long long wait_ub_ns_sum;	/* the bounded waits' writes' holds */
+	/* -W: RCU path walks that failed on this lock and were redone in ref-walk. */
+	unsigned long long walk_fallbacks;
+	unsigned long long walk_redos;		/* those redos timed, entry to exit */
+	unsigned long long walk_redo_ns_sum;
 	struct hist hold_ns;		/* write_begin to write_end */
 	struct hist wait_ns;		/* a wait to the end of the write it waited for */
 	struct hist retry_lb_ns;	/* the colliding write's begin to the retry */
+	struct hist walk_redo_ns;	/* -W: a ref-walk redo, its entry to its exit */
 };
 
 enum caller_kind {
@@ -162,6 +167,36 @@ struct pair_key {
 struct pair_stat {
 	unsigned long long count;
 	unsigned long long ns;
+};
+
+/*
+ * -W: path-walk fallbacks (bpf/README.md, "Path-walk fallbacks"). The walk
+ * functions hooked, and why an RCU walk that returned -ECHILD failed when
+ * no lock is to blame: no read retry fired in the task during that walk.
+ */
+enum walk_fn {
+	WALK_LOOKUPAT,		/* path_lookupat: stat(), most lookups */
+	WALK_OPENAT,		/* path_openat: open() */
+	WALK_PARENTAT,		/* path_parentat: rename(), unlink(), mkdir()... */
+	NR_WALK_FNS,
+};
+
+enum walk_cause {
+	WALK_LOCK,		/* a read retry fired during the walk: its lock */
+	WALK_UNLAZY,		/* no retry; try_to_unlazy(_next) failed (a reference
+				 * could not be taken: the dentry or mount was dying) */
+	WALK_OTHER,		/* no retry, no failed unlazy: the walk asked for
+				 * ref-walk itself (d_revalidate, permission, a link) */
+	WALK_UNSEEN,		/* the walk's task note could not be stored: cause unknown */
+	NR_WALK_CAUSES,
+};
+
+/* Running totals, never cleared: per function and cause, and what no lock explains. */
+struct walk_totals {
+	unsigned long long fallbacks[NR_WALK_FNS][NR_WALK_CAUSES];
+	unsigned long long nolock_redos;	/* redos of the causes but WALK_LOCK */
+	unsigned long long nolock_redo_ns_sum;
+	struct hist nolock_redo_ns;
 };
 
 #endif /* __FRLOCKSTAT_H */

@@ -79,6 +79,8 @@ struct textfile {
 	int nr_known;
 	unsigned long long drops[NR_DROP_MAPS][NR_DROP_REASONS];
 	unsigned long long ends_unmatched;
+	bool walk;			/* -W */
+	struct walk_totals walks;
 	struct { char event[32]; unsigned long long n; } missed[MAX_MISSED];
 	int nr_missed;
 	bool self, stats;	/* -S; the kernel's BPF statistics on */
@@ -141,6 +143,12 @@ void textfile_set_lost(struct textfile *tf,
 {
 	memcpy(tf->drops, drops, sizeof(tf->drops));
 	tf->ends_unmatched = ends_unmatched;
+}
+
+void textfile_set_walk(struct textfile *tf, const struct walk_totals *walk)
+{
+	tf->walk = true;
+	tf->walks = *walk;
 }
 
 void textfile_add_missed(struct textfile *tf, const char *event, unsigned long long n)
@@ -301,7 +309,7 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 }
 
 /* Which of a lock's figures a family exports. */
-enum lock_value { V_WRITES, V_RETRIES, V_WAITS, V_WAITS_BOUNDED, V_WAIT_UB };
+enum lock_value { V_WRITES, V_RETRIES, V_WAITS, V_WAITS_BOUNDED, V_WAIT_UB, V_WALK_FALLBACKS };
 
 static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lock_value v,
 			 const char *help)
@@ -312,7 +320,8 @@ static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lo
 		const struct lock_stat *st = &l->st;
 		unsigned long long n = v == V_WRITES ? st->writes : v == V_RETRIES ? st->retries :
 				       v == V_WAITS ? st->waits : v == V_WAITS_BOUNDED ?
-				       st->waits_bounded : st->wait_ub_ns_sum;
+				       st->waits_bounded : v == V_WALK_FALLBACKS ?
+				       st->walk_fallbacks : st->wait_ub_ns_sum;
 
 		fprintf(f, "%s{", name);
 		put_lock_labels(f, l);
@@ -323,7 +332,7 @@ static void lock_counter(FILE *f, struct textfile *tf, const char *name, enum lo
 	}
 }
 
-enum lock_hist { H_HOLD, H_WAIT, H_RETRY_LB };
+enum lock_hist { H_HOLD, H_WAIT, H_RETRY_LB, H_WALK_REDO };
 
 static void lock_histogram(FILE *f, struct textfile *tf, const char *name, enum lock_hist which,
 			   const char *help)
@@ -333,9 +342,11 @@ static void lock_histogram(FILE *f, struct textfile *tf, const char *name, enum 
 		const struct tf_lock *l = &tf->locks[i];
 		const struct lock_stat *st = &l->st;
 		const struct hist *h = which == H_HOLD ? &st->hold_ns : which == H_WAIT ? &st->wait_ns :
-				       &st->retry_lb_ns;
+				       which == H_RETRY_LB ? &st->retry_lb_ns : &st->walk_redo_ns;
 		unsigned long long sum = which == H_HOLD ? st->hold_ns_sum :
-					 which == H_WAIT ? st->wait_ns_sum : st->retry_lb_ns_sum;
+					 which == H_WAIT ? st->wait_ns_sum :
+					 which == H_RETRY_LB ? st->retry_lb_ns_sum :
+					 st->walk_redo_ns_sum;
 		unsigned long long cum = 0;
 		int k;
 
@@ -428,6 +439,35 @@ static void lost_families(FILE *f, struct textfile *tf)
 		put_label(f, "event", tf->missed[i].event);
 		fprintf(f, "} %llu\n", tf->missed[i].n);
 	}
+}
+
+/* -W: the fallbacks by function and cause, and the redos no lock explains. */
+static void walk_families(FILE *f, struct textfile *tf)
+{
+	static const char *const fns[NR_WALK_FNS] = {
+		"path_lookupat", "path_openat", "path_parentat",
+	};
+	static const char *const causes[NR_WALK_CAUSES] = { "lock", "unlazy", "other", "unseen" };
+
+	lock_counter(f, tf, "frlock_walk_fallbacks_total", V_WALK_FALLBACKS,
+		     "RCU path walks that failed after a read retry of this lock in the same "
+		     "walk, and were redone in ref-walk mode (frlockstat -W).");
+	lock_histogram(f, tf, "frlock_walk_redo_seconds", H_WALK_REDO,
+		       "Those redos: the ref-walk call's entry to its exit.");
+	family(f, "frlock_walk_fallbacks_by_cause_total", "counter",
+	       "Every RCU path walk that returned -ECHILD, by function and cause (lock: a "
+	       "read retry in the walk; unlazy: none, and taking a reference failed; other: "
+	       "none, the walk asked for ref-walk; unseen: its task note was lost).");
+	for (int i = 0; i < NR_WALK_FNS; i++)
+		for (int c = 0; c < NR_WALK_CAUSES; c++)
+			fprintf(f, "frlock_walk_fallbacks_by_cause_total{function=\"%s\","
+				"cause=\"%s\"} %llu\n", fns[i], causes[c], tf->walks.fallbacks[i][c]);
+	family(f, "frlock_walk_nolock_redo_seconds_total", "counter",
+	       "The redos of the fallbacks no lock retry explains: their time.");
+	fprintf(f, "frlock_walk_nolock_redo_seconds_total %.9f\n",
+		tf->walks.nolock_redo_ns_sum * NS);
+	family(f, "frlock_walk_nolock_redos_total", "counter", "Those redos, timed.");
+	fprintf(f, "frlock_walk_nolock_redos_total %llu\n", tf->walks.nolock_redos);
 }
 
 /* -c's pairs seen, on this page or before: their families (none with -w alone). */
@@ -540,6 +580,8 @@ int textfile_commit(struct textfile *tf)
 			site_family(f, tf, "frlock_pair_read_wait_seconds_total", PAIR_ROW + PAIR_WAIT,
 				    true, "Per pair, the time its waits waited.");
 		}
+		if (tf->walk)
+			walk_families(f, tf);
 		if (tf->self)
 			self_families(f, tf);
 		if (fclose(f))

@@ -37,6 +37,8 @@ void textfile_add_pair(struct textfile *tf, const char *lock, enum pair_kind kin
 void textfile_set_lost(struct textfile *tf,
 		       const unsigned long long drops[NR_DROP_MAPS][NR_DROP_REASONS],
 		       unsigned long long ends_unmatched);
+/* -W: the path walks' fallbacks by function and cause (the locks' own are in theirs). */
+void textfile_set_walk(struct textfile *tf, const struct walk_totals *walk);
 /* Events the kernel did not run a program for (recursion), per event. */
 void textfile_add_missed(struct textfile *tf, const char *event, unsigned long long n);
 /* -S: a BPF program's runs and run time since it was loaded. */

@@ -261,6 +261,8 @@
 			fillTable(el('locks'), v.locks);
 			el('locks-secs').textContent = v.locks.seconds + ' s';
 			el('lost').textContent = v.lost;
+			el('walk').hidden = !v.walk;
+			el('walk').textContent = v.walk || '';
 			el('self-cost').hidden = !v.self_cost;
 			el('self-cost').textContent = v.self_cost || '';
 			el('skipped').textContent = v.skipped;
@@ -339,6 +341,7 @@
 				headers: ['locks', 'rows', 'callers'].map(id =>
 					Array.from(el(id).tHead.rows[0].cells, th => th.textContent)),
 				lost: el('lost').textContent, skipped: el('skipped').textContent,
+				walk: el('walk').hidden ? null : el('walk').textContent,
 				skippedWarn: el('skipped').classList.contains('warn'),
 				numbers: Array.from(el('numbers').children, d => [d.children[0].textContent,
 					d.children[1].textContent]),

@@ -3,7 +3,8 @@
 
 One JSON object per line, written in the guest by frlockstat -j
 ("frlockstat", "frlockstat_caller", "frlockstat_pair",
-"frlockstat_drops", "frlockstat_missed", "frlockstat_self"), gtod-load -j ("load", "load_summary") or, in its
+"frlockstat_drops", "frlockstat_missed", "frlockstat_self",
+"frlockstat_walk"), gtod-load -j ("load", "load_summary") or, in its
 place, frlock-watch for the user's own workload ("workload_start",
 "workload_end"), ended by frlock-watch's {"type":"feed_end"}. Every
 record but feed_end carries the schema version "v" (an integer); this reader knows SCHEMA alone
@@ -37,7 +38,7 @@ SCHEMA = 2
 UNVERSIONED = ("feed_end",)
 
 TYPES = ("frlockstat", "frlockstat_caller", "frlockstat_pair", "frlockstat_drops",
-         "frlockstat_missed", "frlockstat_self",
+         "frlockstat_missed", "frlockstat_self", "frlockstat_walk",
          "load", "load_summary", "workload_start", "workload_end", "feed_end")
 HISTS = ("hold_ns", "wait_ns", "retry_lb_ns")
 
@@ -72,6 +73,11 @@ def _addr(a):
     return a is None or _str(a)
 
 
+def _by_function(d):
+    """frlockstat_walk's {function: {cause: count}}."""
+    return isinstance(d, dict) and all(_str(f) and _counts(c) for f, c in d.items())
+
+
 # Per type: the fields every record of it has, and their kinds; then the
 # optional ones, checked when present. frlockstat leaves out a field a
 # lock kind's events cannot tell (its per-kind capabilities: waits, and
@@ -82,7 +88,15 @@ FIELDS = {
                     "writes": _count, "retries": _count, "hold_ns": _hist,
                     "hold_ns_sum": _count, "lost": _lost},
                    {"waits": _count, "wait_ns": _hist, "retry_lb_ns": _hist,
-                    "time": _str, "top_writer": _str, "top_reader": _str, "addr": _addr}),
+                    "time": _str, "top_writer": _str, "top_reader": _str, "addr": _addr,
+                    # frlockstat -W (present only then): the RCU path walks
+                    # that fell back to ref-walk after a retry of this lock
+                    # in the same walk, this interval; the redos of those
+                    # timed (the ref-walk call's entry to exit), their time
+                    # in ns and histogram; the fallbacks since attach
+                    "walk_fallbacks": _count, "walk_redos": _count,
+                    "walk_redo_ns_sum": _count, "walk_redo_ns": _hist,
+                    "walk_fallbacks_total": _count}),
     # "from": the caller's caller (frlockstat -c), "?" where not known
     "frlockstat_caller": ({"lock": _str, "lock_kind": lambda k: k in ("frlock", "seqcount"),
                            "kind": _str, "caller": _str, "count": _count,
@@ -107,6 +121,18 @@ FIELDS = {
                              d.get("poller_cpu_ns")) and all(
                                  _count(d[k]) for k in ("run_cnt", "run_time_ns") if k in d)},
                         {"bpf_stats_why": _str, "by_prog": lambda d: isinstance(d, dict)}),
+    # frlockstat -W, per interval after the rows: every RCU path walk that
+    # fell back ("fallbacks"), per function (path_lookupat, path_openat,
+    # path_parentat) and cause ("lock": charged to a row; "unlazy": no
+    # retry, a reference could not be taken; "other": no retry, the walk
+    # asked for ref-walk; "unseen": its task note was lost); the redos of
+    # those no lock explains, their time (ns) and histogram; running totals
+    # in "total" ({"fallbacks", "by_function", "nolock_redos"})
+    "frlockstat_walk": ({"fallbacks": _count, "by_function": _by_function},
+                        {"dt": _num, "nolock_redos": _count, "nolock_redo_ns_sum": _count,
+                         "nolock_redo_ns": _hist,
+                         "total": lambda d: isinstance(d, dict) and _count(
+                             d.get("fallbacks")) and _by_function(d.get("by_function"))}),
     "load": ({"t": _num, "dt": _num, "ts": _num, "total": _num},
              {"writes": _num, "via": lambda v: v in ("syscall", "vdso")}),
     "load_summary": ({"via": lambda v: v in ("syscall", "vdso"), "total_count": _count,

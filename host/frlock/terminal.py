@@ -83,6 +83,8 @@ def final_text(snap):
                    "≥: at least)%s:" % (" (%d more)" % pr["more"] if pr["more"] else ""))
         out.extend(table(pr["columns"], pr["rows"]))
     out.append(snap["lost"])
+    if snap["walk"]:
+        out.append(snap["walk"])
     if snap["self_cost"]:
         out.append(snap["self_cost"])
     out.append(snap["skipped"])
@@ -106,7 +108,7 @@ def tables_in(text, snap):
             want = []
         if not _contains(lines, want):
             missing.append(name)
-    for name in ("lost", "self_cost", "skipped", "incomplete"):
+    for name in ("lost", "walk", "self_cost", "skipped", "incomplete"):
         if snap[name] and snap[name] not in lines:
             missing.append(name)
     return missing

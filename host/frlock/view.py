@@ -16,6 +16,10 @@ at a time; snapshot() is everything there is to show, cells formatted:
              why): its per-interval rows, histograms (whole run and last
              interval), heatmap columns, chart series and call sites;
   lost       frlockstat's lost events (failed map updates, missed events);
+  walk       frlockstat -W: the RCU path walks that fell back to ref-walk,
+             whole run, by function and cause, and the redo time of those
+             no lock explains (the locks' own are cells of their rows:
+             fallbacks/s and the redo's p50 and p99, after retries/s);
   skipped    the lines and records skipped, by reason, naming a newer
              schema's version.
 
@@ -53,6 +57,10 @@ MAX_CALLERS = 20
 
 LOCK_COLUMNS = ("lock", "kind", "writes/s", "hold p50", "hold p99", "hold max",
                 "retries/s", "waits/s", "lost/s", "lost p99", "writer", "reader")
+# frlockstat -W: inserted after "retries/s" when the feed carries them.
+WALK_COLUMNS = ("fallbacks/s", "redo p50", "redo p99")
+WALK_FNS = ("path_lookupat", "path_openat", "path_parentat")
+WALK_CAUSES = ("lock", "unlazy", "other", "unseen")
 ROW_COLUMNS = ("time", "reads/s", "no retry", "writes/s", "retries/s", "waits/s",
                "hold p50", "hold p99", "hold max")
 CALLER_COLUMNS = ("site", "caller", "from", "count", "mean ns")
@@ -224,6 +232,8 @@ class Lock:
         self.hists = {k: {} for k in feed.HISTS}
         self.callers = {}           # (kind, caller, from) -> [count, total_ns]
         self.top = {"writer": {}, "reader": {}}  # frlockstat's per-interval tops
+        self.walk_fallbacks = 0     # frlockstat -W: walks that fell back on it
+        self.walk_redo = {}         # ... their redo's histogram, {slot: count}
 
 
 class View:
@@ -250,6 +260,9 @@ class View:
         self.workload = None        # make run CMD=...: workload_start, then its end
         self.workload_out = None    # (its output's last lines, a note), from the host
         self.last_ts = None         # the newest frlockstat interval's end
+        self.with_walk = False      # frlockstat ran with -W
+        self.walk_fallbacks = {}    # (function, cause) -> fallbacks, whole run
+        self.walk_nolock_redo = {}  # the redos no lock explains, {slot: count}
         self.version = 0            # bumped by every change
 
     # --- input ------------------------------------------------------------
@@ -307,6 +320,13 @@ class View:
         if t == "frlockstat_self":
             self.self_cost = rec
             return []
+        if t == "frlockstat_walk":
+            self.with_walk = True
+            for fn, causes in rec["by_function"].items():
+                for cause, n in causes.items():
+                    self.walk_fallbacks[fn, cause] = self.walk_fallbacks.get((fn, cause), 0) + n
+            merge(self.walk_nolock_redo, rec.get("nolock_redo_ns", []))
+            return []
         if t == "workload_start":
             self.workload = {"argv": rec["argv"], "cap_s": rec["cap_s"], "end": None}
             return []
@@ -354,6 +374,10 @@ class View:
         lk.lost_bound = lk.lost_bound or rec["lost"]["bound"]
         for k in feed.HISTS:
             merge(lk.hists[k], rec.get(k, []))
+        if "walk_fallbacks" in rec:
+            self.with_walk = True
+            lk.walk_fallbacks += rec["walk_fallbacks"]
+            merge(lk.walk_redo, rec.get("walk_redo_ns", []))
         for c in iv["callers"]:
             key = (c["kind"], c["caller"], c["from"])
             s = lk.callers.setdefault(key, [0, 0])
@@ -473,14 +497,40 @@ class View:
             reader = self._top(lk, ("retry",), "reader")
             if reader == "-":
                 reader = self._top(lk, ("wait",), None)
+            walk = [rate(per(lk.walk_fallbacks), 1)] + pct_cells(lk.walk_redo)[:2] \
+                if self.with_walk else []
             out.append({"lock": lk.name, "kind": lk.kind, "cells": [
                 lk.name, lk.kind, rate(per(lk.sums["writes"]), 1)] +
                 pct_cells(lk.hists["hold_ns"]) + [
-                rate(per(lk.sums["retries"]), 1),
+                rate(per(lk.sums["retries"]), 1)] + walk + [
                 rate(per(lk.sums["waits"]), 1) if lk.has_waits else "-",
                 duration_rate(lk.lost_total_ns / secs, lk.lost_bound) if secs > 0 else "-",
                 lost_cells(lk.hists)[1], writer, reader]})
         return out
+
+    def lock_columns(self):
+        """The table of every lock's columns: frlockstat -W's after retries/s."""
+        if not self.with_walk:
+            return list(LOCK_COLUMNS)
+        at = LOCK_COLUMNS.index("retries/s") + 1
+        return list(LOCK_COLUMNS[:at] + WALK_COLUMNS + LOCK_COLUMNS[at:])
+
+    def walk_line(self):
+        """frlockstat -W, whole run: the path walks that fell back, by
+        function and cause, and the redo of those no lock explains; None
+        without -W."""
+        if not self.with_walk:
+            return None
+        n = self.walk_fallbacks
+        total = sum(n.values())
+        fns = ", ".join("%s %s" % (f, count(sum(c for (g, _), c in n.items() if g == f)))
+                        for f in WALK_FNS)
+        causes = ", ".join("%s %s" % (c, count(sum(k for (_, d), k in n.items() if d == c)))
+                           for c in WALK_CAUSES)
+        p50, p99, _ = pct_cells(self.walk_nolock_redo)
+        return ("path walks fallen back to ref-walk, whole run: %s (%s); by cause: %s "
+                "(lock: charged to its row; the others' redo p50 %s, p99 %s ns)"
+                % (count(total), fns, causes, p50, p99))
 
     def _top(self, lk, kinds, field):
         """The function of the lock's busiest site of these kinds over the
@@ -616,7 +666,7 @@ class View:
         lk = self.locks.get(name) if name else None
         snap = {
             "schema": feed.SCHEMA, "ended": self.ended,
-            "locks": {"columns": list(LOCK_COLUMNS),
+            "locks": {"columns": self.lock_columns(),
                       "rows": [r["cells"] for r in self.lock_rows()],
                       "seconds": round(self.span(), 3)},
             "detail": {"lock": name, "why": why, "kind": lk.kind if lk else None},
@@ -626,6 +676,7 @@ class View:
             "skipped_counts": self.skipped(),
             "workload": self.workload_cells(),
             "self_cost": self.self_cost_line(),
+            "walk": self.walk_line(),
         }
         callers, more = self.caller_rows(lk) if lk else ([], 0)
         snap["callers"] = {"columns": list(CALLER_COLUMNS), "rows": callers, "more": more,

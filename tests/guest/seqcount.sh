@@ -135,6 +135,48 @@ while [ $n -lt $RENAME_RUNS ]; do
 	[ "$both" = no ] || break
 	secs=$((secs * 2))
 done
+# Path-walk fallbacks (frlockstat -W) in a rename storm, against an
+# independent count in the same run: echild.bt's kretprobes count the
+# returns of -ECHILD of path_lookupat, path_openat and path_parentat called
+# with LOOKUP_RCU. frlockstat attaches first and stops last, bpftrace
+# inside its window, the storm inside bpftrace's; nothing else renames, so
+# no walk falls back outside the storm and the counts must be equal. A
+# fallback needs a rename to land inside a lookup's RCU walk (7 in 320,000
+# lookups in one 5 s storm): the storm runs again, twice as long, until
+# echild.bt counted a fallback, at most RENAME_RUNS times; walk.runs says
+# what each run counted, and the host checks that frlockstat charged them
+# to rename_lock or a dentry's d_seq.
+: >"$OUT/walk.runs"
+secs=$SECS n=0
+while [ $n -lt $RENAME_RUNS ]; do
+	n=$((n + 1))
+	"$F" -W -j >"$OUT/walk.fs" 2>"$tmp/walk.fs.err" &
+	fs=$!
+	if ! wait_attached $fs "$tmp/walk.fs.err" 'Tracing' 600; then
+		cat "$tmp/walk.fs.err"
+		not_ok "path-walk fallbacks: frlockstat -W attached"
+		break
+	fi
+	bpftrace "$(dirname "$0")/echild.bt" >"$OUT/walk.bt" 2>"$tmp/walk.bt.err" &
+	bt=$!
+	if ! wait_attached $bt "$OUT/walk.bt" 'Tracing' 900; then
+		cat "$tmp/walk.bt.err"
+		not_ok "path-walk fallbacks: echild.bt attached"
+		kill -INT $fs
+		wait_sigint $fs
+		break
+	fi
+	path-load -d "$secs" -j --writer rename /tmp/pl-walk >"$OUT/walk.load" 2>&1
+	kill -INT $bt
+	wait_sigint $bt
+	kill -INT $fs
+	wait_sigint $fs
+	# bpftrace's text: "@echild[path_lookupat]: 7" (the host judges the JSON)
+	fell=$(awk '/^@echild\[/ { n += $2 } END { print n + 0 }' "$OUT/walk.bt")
+	echo "$secs $fell" >>"$OUT/walk.runs"
+	[ "$fell" -eq 0 ] || break
+	secs=$((secs * 2))
+done
 # Mounts against lookups that cross the mount point; the tick alone.
 workload mount path-load -d "$SECS" -j --writer mount /tmp/pl-mount
 workload tick sleep "$SECS"

@@ -12,7 +12,9 @@ seqcount_read_retry, _write_begin and _read_wait, per lock and caller),
 NAME.load, NAME.timer_list.begin and .end (/proc/timer_list just before
 the triggers start and just after they pause: jiffies and the monotonic
 clock, for the tick); and plain.txt, `frlockstat 1 5` during a rename
-storm.
+storm; walk.fs (frlockstat -W -j), walk.bt (echild.bt's text: its count of the
+path walks' -ECHILD returns), walk.load and walk.runs, for the path-walk
+fallbacks of a rename storm.
 
 frlockstat is attached first and stopped last, so that its window holds
 the triggers' window. The workloads make the only retries of these locks
@@ -227,6 +229,68 @@ def rename(d):
           "rename: frlockstat 1 5 lists rename_lock and dentry.d_seq, each with retries in some interval")
 
 
+WALK_FNS = ("path_lookupat", "path_openat", "path_parentat")
+
+
+def walk(d):
+    """frlockstat -W during a rename storm (walk.fs, its one print at the
+    end: the run's totals) against echild.bt's count in the same run
+    (walk.bt: per function, the returns of -ECHILD of calls made with
+    LOOKUP_RCU). bpftrace's window lies inside frlockstat's and the storm
+    inside bpftrace's; only the storm renames, so no walk falls back
+    outside it: the counts are equal, per function. frlockstat may miss a
+    fallback only when the kernel skipped one of its walk programs
+    (recursion, reported per program in frlockstat_missed), and then by
+    at most that many."""
+    runs = [ln.split() for ln in (read(d, "walk.runs") or "").splitlines() if ln.strip()]
+    note("walk: the storm ran %d times (s: fallbacks echild.bt counted): %s"
+         % (len(runs), "; ".join("%s s: %s" % tuple(r[:2]) for r in runs if len(r) >= 2) or "none"))
+    if not check(runs, "walk: frlockstat -W and echild.bt ran a rename storm (walk.runs)"):
+        return
+    w = Workload(d, "walk")
+    path_load_ran(w)
+    totals = [r for r in w.recs if r.get("type") == "frlockstat_walk"]
+    if not check(totals, "walk: frlockstat -W printed its frlockstat_walk record"):
+        return
+    by_fn = totals[-1].get("by_function") or {}
+    counted = {m.group(1): int(m.group(2)) for m in re.finditer(
+        r"^@echild\[(\w+)\]: (\d+)$", read(d, "walk.bt") or "", re.M)}
+    missed = 0
+    for r in w.recs:
+        if r.get("type") == "frlockstat_missed":
+            missed = sum(n for e, n in (r.get("by_event") or {}).items()
+                         if e.split("/", 1)[-1] in WALK_FNS + ("try_to_unlazy", "try_to_unlazy_next"))
+    for fn in WALK_FNS:
+        causes = by_fn.get(fn) or {}
+        mine, theirs = sum(causes.values()), counted.get(fn, 0)
+        note("walk: %s: frlockstat %d (%s), echild.bt %d" % (
+            fn, mine, ", ".join("%s %d" % c for c in sorted(causes.items())), theirs))
+        check(mine <= theirs <= mine + missed,
+              "walk: frlockstat -W counts %s's fallbacks as echild.bt's kretprobe counts its "
+              "-ECHILD returns under LOOKUP_RCU (%d, %d; %d walk program runs missed)"
+              % (fn, mine, theirs, missed))
+    rows = [r for r in w.recs if r.get("type") == "frlockstat" and r.get("walk_fallbacks")]
+    for r in rows:
+        pct = r.get("walk_redo_ns_pct") or {}
+        note("walk: %s: %d fallbacks, %d redos timed, %d ns in all, p50 <%s p99 <%s ns"
+             % (r["lock"], r["walk_fallbacks"], r.get("walk_redos", 0), r.get("walk_redo_ns_sum", 0),
+                pct.get("p50"), pct.get("p99")))
+    charged = sum(r["walk_fallbacks"] for r in rows)
+    by_lock = sum((by_fn.get(fn) or {}).get("lock", 0) for fn in WALK_FNS)
+    check(charged == by_lock, "walk: the fallbacks charged to locks add up to those whose cause "
+          "is a lock (%d, %d)" % (charged, by_lock))
+    vfs = sum(r["walk_fallbacks"] for r in rows if r["lock"] in ("rename_lock", "dentry.d_seq"))
+    check(vfs > 0, "walk: in a rename storm, frlockstat -W charged path-walk fallbacks to "
+          "rename_lock or dentry.d_seq (%d)" % vfs)
+    # The storm ended before frlockstat stopped: every redo it began has
+    # ended, and each was timed (a note lost, cause "unseen", has none).
+    unseen = sum((by_fn.get(fn) or {}).get("unseen", 0) for fn in WALK_FNS)
+    redos = sum(r.get("walk_redos", 0) for r in rows) + totals[-1].get("nolock_redos", 0)
+    total = totals[-1].get("fallbacks", 0)
+    check(redos == total - unseen, "walk: every fallback's ref-walk redo was timed (%d redos, "
+          "%d fallbacks, %d unseen)" % (redos, total, unseen))
+
+
 def mount(d):
     w = Workload(d, "mount")
     path_load_ran(w)
@@ -293,4 +357,5 @@ def main(argv):
             check(ran[w] == "0", "%s: the workload ran (exit %s)" % (w, ran[w]))
         {"rename": lambda: rename(d), "mount": lambda: mount(d), "tick": lambda: tick(d),
          "gtod": lambda: gtod(d)}[w]()
+    walk(d)
     return 1 if checks.failed else 0

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The seqcount workloads' judge (seqcount.py): the heap's retried locks
-are told apart by their writers in the write hist."""
+are told apart by their writers in the write hist; the tick; the
+path-walk fallbacks against echild.bt's count."""
 
 import contextlib
 import io
@@ -123,6 +124,59 @@ class Tick(unittest.TestCase):
                 seqcount.tick(d)
         self.assertIn("not ok - tick: /proc/timer_list read around the window (jiffies and the "
                       "monotonic clock)", out.getvalue())
+
+
+def walk(echild, lock_fallbacks, lock="dentry.d_seq", other=0):
+    """The walk workload's results: frlockstat -W charged lock_fallbacks to
+    LOCK and `other` to no lock, all in path_lookupat; echild.bt counted
+    `echild` path_lookupat returns of -ECHILD. Judged: (not ok, ok) lines."""
+    by_fn = {"path_lookupat": {"lock": lock_fallbacks, "unlazy": 0, "other": other, "unseen": 0},
+             "path_openat": {"lock": 0, "unlazy": 0, "other": 0, "unseen": 0},
+             "path_parentat": {"lock": 0, "unlazy": 0, "other": 0, "unseen": 0}}
+    recs = [{"type": "frlockstat", "lock": lock, "writes": 900, "retries": lock_fallbacks + 1,
+             "walk_fallbacks": lock_fallbacks, "walk_redos": lock_fallbacks,
+             "walk_redo_ns_sum": 40000 * lock_fallbacks,
+             "walk_redo_ns_pct": {"p50": 65535, "p99": 65535, "max": 65535}},
+            {"type": "frlockstat_walk", "fallbacks": lock_fallbacks + other, "by_function": by_fn,
+             "nolock_redos": other}]
+    with tempfile.TemporaryDirectory() as d:
+        files = {"walk.runs": "8 %d\n" % echild,
+                 "walk.fs": "".join(json.dumps(r) + "\n" for r in recs),
+                 "walk.bt": "Attaching 8 probes...\nTracing\n\n\n@echild[path_lookupat]: %d\n\n"
+                            % echild,
+                 "walk.load": json.dumps({"type": "path_summary", "write_errors": 0}) + "\n"}
+        for name, text in files.items():
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            seqcount.checks.failed = 0
+            seqcount.walk(d)
+    lines = out.getvalue().splitlines()
+    return [x for x in lines if x.startswith("not ok")], [x for x in lines if x.startswith("ok")]
+
+
+class Walk(unittest.TestCase):
+    def test_agreement(self):
+        """judges/seqcount: frlockstat -W's fallbacks equal to echild.bt's -ECHILD returns, charged to dentry.d_seq, pass"""
+        bad, good = walk(9, 8, other=1)
+        self.assertEqual(bad, [])
+        self.assertIn("ok - walk: frlockstat -W counts path_lookupat's fallbacks as echild.bt's "
+                      "kretprobe counts its -ECHILD returns under LOOKUP_RCU (9, 9; 0 walk program "
+                      "runs missed)", good)
+
+    def test_disagreement(self):
+        """judges/seqcount: frlockstat -W counting fewer fallbacks than echild.bt, with no missed program run, fails"""
+        bad, _ = walk(10, 8, other=1)
+        self.assertEqual(bad, ["not ok - walk: frlockstat -W counts path_lookupat's fallbacks as "
+                               "echild.bt's kretprobe counts its -ECHILD returns under LOOKUP_RCU "
+                               "(9, 10; 0 walk program runs missed)"])
+
+    def test_no_vfs_lock(self):
+        """judges/seqcount: fallbacks charged to no lock of the rename storm (rename_lock, dentry.d_seq) fail"""
+        bad, _ = walk(3, 3, lock="mount_lock")
+        self.assertEqual(bad, ["not ok - walk: in a rename storm, frlockstat -W charged path-walk "
+                               "fallbacks to rename_lock or dentry.d_seq (0)"])
 
 
 if __name__ == "__main__":

@@ -166,6 +166,45 @@ class Figures(unittest.TestCase):
                                                 "timekeeping_advance", "ktime_get_real_ts64"])
         self.assertEqual(v.snapshot()["locks"]["rows"][0][0], "rename_lock")
 
+    def test_walk_fallbacks(self):
+        """view: with frlockstat -W, each lock's path-walk fallbacks/s and redo p50/p99 after its retries/s, and the walks' line by function and cause"""
+        def walk(ts, lookupat, openat):
+            return {"type": "frlockstat_walk", "v": 2, "ts": ts, "dt": 1.0,
+                    "fallbacks": sum(lookupat.values()) + sum(openat.values()),
+                    "by_function": {"path_lookupat": lookupat, "path_openat": openat,
+                                    "path_parentat": {"lock": 0, "unlazy": 0, "other": 0,
+                                                      "unseen": 0}},
+                    "nolock_redos": openat["other"], "nolock_redo_ns_sum": 0,
+                    "nolock_redo_ns": S.hist((65536, openat["other"]))}
+        recs = []
+        for i in range(1, 3):
+            # 4 walks a second charged to d_seq, their redo 16-32 us (p99 in 64K)
+            recs.append(S.stat("dentry.d_seq", "seqcount", 100.0 + i, 50, retries=9,
+                               walk_fallbacks=4, walk_redos=4, walk_redo_ns_sum=4 * 20000,
+                               walk_redo_ns=S.hist((16384, 3), (32768, 1)),
+                               walk_fallbacks_total=4 * i))
+            recs.append(S.stat("jiffies_seq", "seqcount", 100.0 + i, 250))
+            recs.append(walk(100.0 + i, {"lock": 4, "unlazy": 1, "other": 0, "unseen": 0},
+                             {"lock": 0, "unlazy": 0, "other": 2, "unseen": 0}))
+        v, _ = run(recs)
+        snap = v.snapshot()
+        self.assertEqual(snap["locks"]["columns"], [
+            "lock", "kind", "writes/s", "hold p50", "hold p99", "hold max", "retries/s",
+            "fallbacks/s", "redo p50", "redo p99", "waits/s", "lost/s", "lost p99", "writer",
+            "reader"])
+        rows = {r[0]: r for r in snap["locks"]["rows"]}
+        self.assertEqual(rows["dentry.d_seq"][6:10], ["9.0", "4.0", "<32K", "<64K"])
+        self.assertEqual(rows["jiffies_seq"][6:10], ["0.0", "0.0", "-", "-"])
+        self.assertEqual(snap["walk"], "path walks fallen back to ref-walk, whole run: 14 "
+                         "(path_lookupat 10, path_openat 4, path_parentat 0); by cause: lock 8, "
+                         "unlazy 2, other 4, unseen 0 (lock: charged to its row; the others' "
+                         "redo p50 <128K, p99 <128K ns)")
+        self.assertIn(snap["walk"], terminal.final_text(snap))
+        # Without -W: frlockstat's own columns, no walk line.
+        v, _ = run([S.stat("jiffies_seq", "seqcount", 101.0, 250)])
+        self.assertEqual(v.snapshot()["locks"]["columns"], list(view.LOCK_COLUMNS))
+        self.assertIsNone(v.snapshot()["walk"])
+
     def test_exact_lost_time(self):
         """view: lost time with no retry is exact (no ≥), with retries a lower bound"""
         recs = [S.stat("s", "seqcount", 100.0 + i, 10, waits=4, wait_ns=S.hist((1024, 4)),
