@@ -97,9 +97,10 @@ struct {
  * the next PROBES - 1 that no other lock's open write holds, so a lock's
  * successive writes take successive slots, and a record stays until a
  * later write lands on its slot after it closed (its late retries are
- * then not joined, and say so). An array, whose lookup the verifier inlines as an address
- * computation: the LRU hash it replaces cost a write's begin about 450
- * instructions more (bpf/README.md, "What a hit costs").
+ * then not joined, and say so). An array, whose lookup the verifier
+ * inlines as an address computation: the LRU hash it replaces cost a
+ * write's begin about 730 instructions more once full (bpf/README.md,
+ * "What a hit costs, part by part").
  */
 #define WRITE_SLOTS	8192
 /* An open record older than this had its end missed: it gives its slot up. */
@@ -166,7 +167,11 @@ static __always_inline struct write_rec *write_of(u64 lock, u32 seq)
  * Claim @w for the write @tag begun at @now, unless another lock's write
  * still open holds it. Writes of one lock are serialized, and a write's
  * readers and end come after its begin: only another lock's begin can
- * race for the slot (the compare-and-swap settles it).
+ * race for the slot (the compare-and-swap settles it). A closed record
+ * is reused: a retry or a late wait reading it in the instant another
+ * lock's begin lands on its very slot would mix the two (at 3,000 writes
+ * a second, a slot is taken 0.4 times a second: about one such read in
+ * 10^7).
  */
 static __always_inline bool write_claim(struct write_rec *w, u64 lock, u64 tag, u64 now)
 {
@@ -394,7 +399,7 @@ static __always_inline void hist_add(struct hist *h, u64 v)
  * trampoline, the tracepoint's iterator, the lock's out-of-line helper) are
  * skipped by matching it rather than by a count that differs between
  * tp_btf and raw_tp. 0 if it is not within the frames taken. The walk
- * costs about 700 instructions a frame (ORC), and stops at the frames
+ * costs about 600 instructions a frame (ORC), and stops at the frames
  * asked for: @caller was the 4th or 5th frame in every walk counted
  * (exact mode: gtod-load, frlock_bench lockout and write, -c and -C),
  * so 8 leave two to spare.
