@@ -94,10 +94,10 @@ struct {
  * time, the writer site for the retries and waits it causes, and its
  * waiters. A ring, never deleted from (a retry comes after the write):
  * (lock, seq)'s record lies at slot hash(lock) + seq / 2, or the first of
- * the next PROBES - 1 that no other lock's open write holds, so a lock's
- * successive writes take successive slots, and a record stays until a
- * later write lands on its slot after it closed (its late retries are
- * then not joined, and say so). An array, whose lookup the verifier
+ * the next PROBES - 1 that no other lock's open write holds (else the
+ * oldest of them), so a lock's successive writes take successive slots,
+ * and a record stays until a later write lands on its slot after it
+ * closed (its late retries are then not joined, and say so). An array, whose lookup the verifier
  * inlines as an address computation: the LRU hash it replaces cost a
  * write's begin about 730 instructions more once full (bpf/README.md,
  * "What a hit costs, part by part").
@@ -109,7 +109,8 @@ struct {
  * The slots a write may take, from its own on: an open record whose end
  * was missed (the kernel skipped a program that would have nested) holds
  * its slot for STALE_NS, and a rename storm under TCG missed some 30 ends
- * a second: with two slots, 547 writes in 8 s found both held.
+ * a second: with two slots, 547 writes in 8 s found both held, with
+ * four 31 to 136 (then the oldest of the four gives its slot up).
  */
 #define PROBES		4
 _Static_assert((WRITE_SLOTS & (WRITE_SLOTS - 1)) == 0, "write slots are masked");
@@ -173,17 +174,23 @@ static __always_inline struct write_rec *write_of(u64 lock, u32 seq)
  * a second, a slot is taken 0.4 times a second: about one such read in
  * 10^7).
  */
-static __always_inline bool write_claim(struct write_rec *w, u64 lock, u64 tag, u64 now)
+static __always_inline bool write_take(struct write_rec *w, u64 lock, u64 tag, u64 old)
 {
-	u64 old = w->tag;
-
-	if (old && ((old ^ tag) >> 32 || w->lock != lock) && !w->end_ns &&
-	    now - w->begin_ns < STALE_NS)
-		return false;
 	if (__sync_val_compare_and_swap(&w->tag, old, tag) != old)
 		return false;
 	w->lock = lock;
 	return true;
+}
+
+static __always_inline bool write_claim(struct write_rec *w, u64 lock, u64 tag, u64 now)
+{
+	u64 old = w->tag;
+
+	/* Signed: another CPU's begin may be a little ahead of our clock. */
+	if (old && ((old ^ tag) >> 32 || w->lock != lock) && !w->end_ns &&
+	    (s64)(now - w->begin_ns) < (s64)STALE_NS)
+		return false;
+	return write_take(w, lock, tag, old);
 }
 
 /* Per call site (-w, -c): sized by userspace (--max-sites). */
@@ -212,6 +219,38 @@ struct {
 	__type(key, u32);
 	__type(value, struct lock_stat);
 } scratch SEC(".maps");
+
+/*
+ * The write's own slot is held by another lock's open write: the next
+ * PROBES - 1, and if all are held the oldest of them gives its slot up
+ * (most often a write whose end was missed; else its end finds no record
+ * and is counted in ends_unmatched). NULL only if another CPU's begin
+ * took the slot in the same instant.
+ */
+static __always_inline struct write_rec *write_claim_next(u64 lock, u32 seq, u64 tag, u64 now)
+{
+	struct write_rec *w, *victim = NULL;
+	u64 oldest = ~0ULL;
+	u32 i;
+
+	for (i = 1; i < PROBES; i++) {
+		w = write_slot(lock, seq, i);
+		if (!w)
+			return NULL;
+		if (write_claim(w, lock, tag, now))
+			return w;
+		if (w->begin_ns < oldest) {
+			oldest = w->begin_ns;
+			victim = w;
+		}
+	}
+	w = write_slot(lock, seq, 0);
+	if (w && w->begin_ns < oldest)
+		victim = w;
+	if (victim && write_take(victim, lock, tag, victim->tag))
+		return victim;
+	return NULL;
+}
 
 /* 6.1's struct slab, overlaying struct page, as CO-RE sees it. */
 struct slab___frl {
@@ -598,12 +637,12 @@ static __always_inline int write_begin(void *ctx, u64 lock, u32 seq, unsigned lo
 		parent = caller_of(ctx, caller);
 	/* After the stack walk: the hold time is the section's, not ours. */
 	now = bpf_ktime_get_ns();
-	for (i = 0; i < PROBES; i++) {
-		w = write_slot(lock, seq, i);
-		if (w && write_claim(w, lock, tag, now))
-			break;
-	}
-	if (i == PROBES || !w) {
+	w = write_slot(lock, seq, 0);
+	if (!w)
+		return 0;
+	if (!write_claim(w, lock, tag, now))
+		w = write_claim_next(lock, seq, tag, now);
+	if (!w) {
 		drop(-EBUSY, DROP_WRITES);
 		return 0;
 	}

@@ -95,8 +95,8 @@ enum drop_map {
 enum drop_reason {
 	DROP_FULL,		/* -E2BIG: the map (or the write's wait slots) was full */
 	DROP_BUSY,		/* -EBUSY: an update of that map interrupted on this CPU;
-				 * recent_writes: the write's slot held by another
-				 * lock's open write */
+				 * recent_writes: the write's slot taken by another
+				 * CPU's write in the same instant */
 	DROP_OTHER,
 	NR_DROP_REASONS,
 };
