@@ -97,10 +97,10 @@ struct {
  * the next PROBES - 1 that no other lock's open write holds (else the
  * oldest of them), so a lock's successive writes take successive slots,
  * and a record stays until a later write lands on its slot after it
- * closed (its late retries are then not joined, and say so). An array, whose lookup the verifier
- * inlines as an address computation: the LRU hash it replaces cost a
- * write's begin about 730 instructions more once full (bpf/README.md,
- * "What a hit costs, part by part").
+ * closed (its late retries are then not joined, and say so). An array,
+ * whose lookup the verifier inlines as an address computation: the LRU
+ * hash it replaces cost a write's begin about 730 instructions more once
+ * full (bpf/README.md, "What a hit costs, part by part").
  */
 #define WRITE_SLOTS	8192
 /* An open record older than this had its end missed: it gives its slot up. */
