@@ -92,17 +92,106 @@ struct {
 /*
  * Recent write sections per (lock, seq): the begin for the end's hold
  * time, the writer site for the retries and waits it causes, and its
- * waiters. Never deleted: a retry comes after the write; LRU, so the
- * oldest make way (their late retries are not joined, and say so).
+ * waiters. A ring, never deleted from (a retry comes after the write):
+ * (lock, seq)'s record lies at slot hash(lock) + seq / 2, or the first of
+ * the next PROBES - 1 that no other lock's open write holds (else the
+ * oldest of them), so a lock's successive writes take successive slots,
+ * and a record stays until a later write lands on its slot after it
+ * closed (its late retries are then not joined, and say so). An array,
+ * whose lookup the verifier inlines as an address computation: the LRU
+ * hash it replaces cost a write's begin about 730 instructions more once
+ * full (bpf/README.md, "What a hit costs, part by part").
  */
+#define WRITE_SLOTS	8192
+/* An open record older than this had its end missed: it gives its slot up. */
+#define STALE_NS	1000000000ULL
+/*
+ * The slots a write may take, from its own on: an open record whose end
+ * was missed (the kernel skipped a program that would have nested) holds
+ * its slot for STALE_NS, and a rename storm under TCG missed some 30 ends
+ * a second: with two slots, 547 writes in 8 s found both held, with
+ * four 31 to 136 (then the oldest of the four gives its slot up).
+ */
+#define PROBES		4
+_Static_assert((WRITE_SLOTS & (WRITE_SLOTS - 1)) == 0, "write slots are masked");
+
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	/* Free lists per CPU: a write's begin takes no lock shared by all CPUs. */
-	__uint(map_flags, BPF_F_NO_COMMON_LRU);
-	__type(key, struct write_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WRITE_SLOTS);
+	__type(key, u32);
 	__type(value, struct write_rec);
 } recent_writes SEC(".maps");
+
+/*
+ * The lock's address is a pointer to the verifier (tp_btf), on which no
+ * arithmetic is allowed; its low 32 bits, copied as such, are a number.
+ */
+static __always_inline u32 lock_low(u64 lock)
+{
+	u32 low;
+
+	/* A 32-bit move: the compiler's own zero-extension is two shifts, refused. */
+	asm volatile("%0 = %1" : "=w"(low) : "w"((u32)lock));
+	return low;
+}
+
+/* A record's tag: the lock's low 32 bits and the seq (with its address, the record's key). */
+static __always_inline u64 write_tag(u64 lock, u32 seq)
+{
+	return (u64)lock_low(lock) << 32 | seq;
+}
+
+/* Slot @probe (0 to PROBES - 1) of the write (@lock, @seq). */
+static __always_inline struct write_rec *write_slot(u64 lock, u32 seq, u32 probe)
+{
+	u32 i = ((lock_low(lock) * 0x9e3779b1U >> 16) + (seq >> 1) + probe) & (WRITE_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&recent_writes, &i);
+}
+
+/* The record of the write (@lock, @seq); NULL if it is not there (made way, or never stored). */
+static __always_inline struct write_rec *write_of(u64 lock, u32 seq)
+{
+	u64 tag = write_tag(lock, seq);
+	struct write_rec *w;
+	u32 i;
+
+	for (i = 0; i < PROBES; i++) {
+		w = write_slot(lock, seq, i);
+		if (w && w->tag == tag && w->lock == lock)
+			return w;
+	}
+	return NULL;
+}
+
+/*
+ * Claim @w for the write @tag begun at @now, unless another lock's write
+ * still open holds it. Writes of one lock are serialized, and a write's
+ * readers and end come after its begin: only another lock's begin can
+ * race for the slot (the compare-and-swap settles it). A closed record
+ * is reused: a retry or a late wait reading it in the instant another
+ * lock's begin lands on its very slot would mix the two (at 3,000 writes
+ * a second, a slot is taken 0.4 times a second: about one such read in
+ * 10^7).
+ */
+static __always_inline bool write_take(struct write_rec *w, u64 lock, u64 tag, u64 old)
+{
+	if (__sync_val_compare_and_swap(&w->tag, old, tag) != old)
+		return false;
+	w->lock = lock;
+	return true;
+}
+
+static __always_inline bool write_claim(struct write_rec *w, u64 lock, u64 tag, u64 now)
+{
+	u64 old = w->tag;
+
+	/* Signed: another CPU's begin may be a little ahead of our clock. */
+	if (old && ((old ^ tag) >> 32 || w->lock != lock) && !w->end_ns &&
+	    (s64)(now - w->begin_ns) < (s64)STALE_NS)
+		return false;
+	return write_take(w, lock, tag, old);
+}
 
 /* Per call site (-w, -c): sized by userspace (--max-sites). */
 struct {
@@ -130,6 +219,38 @@ struct {
 	__type(key, u32);
 	__type(value, struct lock_stat);
 } scratch SEC(".maps");
+
+/*
+ * The write's own slot is held by another lock's open write: the next
+ * PROBES - 1, and if all are held the oldest of them gives its slot up
+ * (most often a write whose end was missed; else its end finds no record
+ * and is counted in ends_unmatched). NULL only if another CPU's begin
+ * took the slot in the same instant.
+ */
+static __always_inline struct write_rec *write_claim_next(u64 lock, u32 seq, u64 tag, u64 now)
+{
+	struct write_rec *w, *victim = NULL;
+	u64 oldest = ~0ULL;
+	u32 i;
+
+	for (i = 1; i < PROBES; i++) {
+		w = write_slot(lock, seq, i);
+		if (!w)
+			return NULL;
+		if (write_claim(w, lock, tag, now))
+			return w;
+		if (w->begin_ns < oldest) {
+			oldest = w->begin_ns;
+			victim = w;
+		}
+	}
+	w = write_slot(lock, seq, 0);
+	if (w && w->begin_ns < oldest)
+		victim = w;
+	if (victim && write_take(victim, lock, tag, victim->tag))
+		return victim;
+	return NULL;
+}
 
 /* 6.1's struct slab, overlaying struct page, as CO-RE sees it. */
 struct slab___frl {
@@ -238,8 +359,10 @@ static __always_inline u64 classify(u64 addr, struct lock_stat *st)
 /*
  * The instance of the lock at @addr, created on first sight; NULL if a
  * filter leaves it out or it could not be created (counted). The hot
- * path is one lookup by address (kernel image, modules, unnamed
- * addresses), or two through lock_keys; nothing is read or hashed there.
+ * path is one lookup by address for the kernel image and modules, two
+ * (through lock_keys) for a per-CPU, slab or unnamed address, which are
+ * below them (classify()): the lookup that finds it is tried first.
+ * Nothing is read or hashed there.
  */
 static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, u64 *keyp)
 {
@@ -248,10 +371,12 @@ static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, u64 *ke
 	u32 zero = 0;
 	long err;
 
-	st = bpf_map_lookup_elem(&stats, &addr);
-	if (st) {
-		*keyp = addr;
-		return st;
+	if (addr >= KERNEL_MAP_START) {
+		st = bpf_map_lookup_elem(&stats, &addr);
+		if (st) {
+			*keyp = addr;
+			return st;
+		}
 	}
 	kv = bpf_map_lookup_elem(&lock_keys, &addr);
 	if (kv) {
@@ -261,6 +386,13 @@ static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, u64 *ke
 		st = bpf_map_lookup_elem(&stats, &kv->key);
 		if (st)
 			return st;
+	} else if (addr < KERNEL_MAP_START) {
+		/* An unnamed address (NAMING_ADDRESS) is keyed by itself. */
+		st = bpf_map_lookup_elem(&stats, &addr);
+		if (st) {
+			*keyp = addr;
+			return st;
+		}
 	}
 	/* Slow path: a new address (or its instance could not be created). */
 	new = bpf_map_lookup_elem(&scratch, &zero);
@@ -305,9 +437,13 @@ static __always_inline void hist_add(struct hist *h, u64 v)
  * so it appears in the stack as it is; the frames above it (the BPF
  * trampoline, the tracepoint's iterator, the lock's out-of-line helper) are
  * skipped by matching it rather than by a count that differs between
- * tp_btf and raw_tp. 0 if it is not within the frames taken.
+ * tp_btf and raw_tp. 0 if it is not within the frames taken. The walk
+ * costs about 600 instructions a frame (ORC), and stops at the frames
+ * asked for: @caller was the 4th or 5th frame in every walk counted
+ * (exact mode: gtod-load, frlock_bench lockout and write, -c and -C),
+ * so 8 leave two to spare.
  */
-#define STACK_FRAMES	12
+#define STACK_FRAMES	8
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -409,11 +545,28 @@ static __always_inline void pair_count(struct pair_key *pk, u64 ns)
 	__sync_fetch_and_add(&ps->ns, ns);
 }
 
+/*
+ * The current task's name, all COMM_LEN bytes: the kernel keeps it
+ * NUL-padded (strscpy_pad), so a pair's key has no stale byte after the
+ * name even in a reused record. Read through BTF: two loads, where
+ * bpf_get_current_comm() ran strscpy() (bpf/README.md gives both costs).
+ */
+static __always_inline void current_comm(char *comm)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	const u64 *name = (const u64 *)t->comm;
+	u64 *to = (u64 *)comm;
+
+	_Static_assert(COMM_LEN == 2 * sizeof(u64), "a name is two words");
+	to[0] = name[0];
+	to[1] = name[1];
+}
+
 /* -c: the writer's task name, kept with its section for the readers it costs. */
 static __always_inline void writer_who(struct write_rec *w)
 {
 	if (per_caller)
-		bpf_get_current_comm(w->comm, sizeof(w->comm));
+		current_comm(w->comm);
 }
 
 /* -c: a retry joined to the write @w, which cost it at least @ns. */
@@ -426,7 +579,7 @@ static __always_inline void pair_retry(u64 key, const struct write_rec *w, unsig
 	if (!per_caller)
 		return;
 	__builtin_memcpy(pk.writer_comm, w->comm, COMM_LEN);
-	bpf_get_current_comm(pk.reader_comm, COMM_LEN);
+	current_comm(pk.reader_comm);
 	pair_count(&pk, ns);
 }
 
@@ -445,7 +598,7 @@ static __always_inline void waiter_who(struct write_rec *w, u32 i, unsigned long
 	if (!per_caller || i >= WAITERS)
 		return;
 	w->waiter[i].site = caller;
-	bpf_get_current_comm(w->waiter[i].comm, COMM_LEN);
+	current_comm(w->waiter[i].comm);
 }
 
 /* -c: the wait of slot @i, of the write @w, timed at @ns. */
@@ -474,20 +627,33 @@ static __always_inline void first_site(unsigned long long *site, unsigned long c
  */
 static __always_inline int write_begin(void *ctx, u64 lock, u32 seq, unsigned long caller)
 {
-	struct write_key wk = { .lock = lock, .seq = seq };
-	struct write_rec w = { .caller = caller };
-	long err;
+	u64 tag = write_tag(lock, seq), parent = 0, now;
+	struct write_rec *w;
+	int i;
 
 	if (targ_addr && lock != targ_addr)
 		return 0;
 	if (writer_stacks)
-		w.parent = caller_of(ctx, caller);
-	writer_who(&w);
+		parent = caller_of(ctx, caller);
 	/* After the stack walk: the hold time is the section's, not ours. */
-	w.begin_ns = bpf_ktime_get_ns();
-	err = bpf_map_update_elem(&recent_writes, &wk, &w, BPF_ANY);
-	if (err)
-		drop(err, DROP_WRITES);
+	now = bpf_ktime_get_ns();
+	w = write_slot(lock, seq, 0);
+	if (!w)
+		return 0;
+	if (!write_claim(w, lock, tag, now))
+		w = write_claim_next(lock, seq, tag, now);
+	if (!w) {
+		drop(-EBUSY, DROP_WRITES);
+		return 0;
+	}
+	w->caller = caller;
+	w->parent = parent;
+	w->begin_ns = now;
+	w->end_ns = 0;
+	w->nwait = 0;
+	for (i = 0; i < WAITERS; i++)
+		w->wait_ns[i] = 0;
+	writer_who(w);
 	return 0;
 }
 
@@ -526,13 +692,12 @@ static __always_inline void wait_bounded(struct lock_stat *st, const struct writ
 static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long caller,
 				     u32 kind)
 {
-	struct write_key wk = { .lock = lock, .seq = seq };
 	struct write_rec *w;
 	struct lock_stat *st;
 	u64 key, now, ns, t;
 	int i;
 
-	w = bpf_map_lookup_elem(&recent_writes, &wk);
+	w = write_of(lock, seq);
 	if (!w || w->end_ns) {
 		/* Began before we attached, or its record made way. */
 		__sync_fetch_and_add(&ends_unmatched, 1);
@@ -574,14 +739,13 @@ static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long
 				     u32 kind)
 {
 	u64 now = bpf_ktime_get_ns();
-	struct write_key wk = { .lock = lock, .seq = seq };
 	struct write_rec *w;
 	struct lock_stat *st;
 	u64 key, end = 0;
 	bool mine = false;	/* this program times the wait, not the end */
 	u32 i = 0;
 
-	w = bpf_map_lookup_elem(&recent_writes, &wk);
+	w = write_of(lock, seq);
 	if (w) {
 		i = __sync_fetch_and_add(&w->nwait, 1);
 		if (i < WAITERS) {
@@ -636,7 +800,6 @@ static __always_inline void walk_retry(u64 key);
 static __always_inline int read_retry(void *ctx, u64 lock, u32 start, unsigned long caller,
 				      u32 kind)
 {
-	struct write_key wk = { .lock = lock, .seq = start };
 	struct write_rec *w;
 	struct lock_stat *st;
 	u64 key, ns;
@@ -648,7 +811,7 @@ static __always_inline int read_retry(void *ctx, u64 lock, u32 start, unsigned l
 	walk_retry(key);
 	first_site(&st->reader, caller);
 	site_add(ctx, key, caller, CALLER_RETRY, 0, 0);
-	w = bpf_map_lookup_elem(&recent_writes, &wk);
+	w = write_of(lock, start);
 	if (!w)
 		return 0;
 	ns = bpf_ktime_get_ns() - w->begin_ns;

@@ -99,16 +99,11 @@ enum drop_map {
 
 enum drop_reason {
 	DROP_FULL,		/* -E2BIG: the map (or the write's wait slots) was full */
-	DROP_BUSY,		/* -EBUSY: an update of that map interrupted on this CPU */
+	DROP_BUSY,		/* -EBUSY: an update of that map interrupted on this CPU;
+				 * recent_writes: the write's slot taken by another
+				 * CPU's write in the same instant */
 	DROP_OTHER,
 	NR_DROP_REASONS,
-};
-
-/* A write section, kept per (lock, seq) for its end and the readers it cost. */
-struct write_key {
-	unsigned long long lock;
-	unsigned int seq;	/* the even count the section opened at */
-	unsigned int pad;
 };
 
 /* -c: a reader, as the pairs name it: its site and its task's name. */
@@ -117,7 +112,10 @@ struct who {
 	char comm[COMM_LEN];
 };
 
+/* A write section, kept per (lock, seq) for its end and the readers it cost. */
 struct write_rec {
+	unsigned long long tag;		/* whose record: write_tag(lock, seq), 0 if none */
+	unsigned long long lock;	/* and the lock's whole address */
 	unsigned long long caller;	/* its begin's site */
 	unsigned long long parent;	/* that site's caller (-c), 0 if unknown */
 	unsigned long long begin_ns;
