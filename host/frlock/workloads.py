@@ -40,14 +40,21 @@ TIERS = {"test": "make test", "long": "make test-long"}
 
 # (recording, the lock the row is about, which make target runs it again)
 ROWS = (
+    ("rename", "rename_lock", "test"),
+    ("ramfs-sysinfo", "mount_lock", "test"),
+    ("clock", "tk_core", "test"),
     ("umount", "mount_lock", "long"),
     ("rename-procfs", "rename_lock", "long"),
+    ("dir-rename-getdent", "rename_lock", "long"),
+    ("nanosleep", "hrtimer_bases.clock_base[0].seq", "long"),
     ("timer", "tk_core", "long"),
     ("vdso", "tk_core", "long"),
     ("exit-group", "tk_core", "long"),
     ("sock", "tk_core", "long"),
     ("chdir", "tk_core", "long"),
     ("cyclic", "tk_core", "long"),
+    ("hackbench", "tk_core", "long"),
+    ("cyclictest", "tk_core", "long"),
 )
 
 
