@@ -260,6 +260,9 @@ def main(argv):
             pred = labs.prediction(text)
         except labs.BadPrediction as e:
             p.error(str(e))
+        except labs.LabError as e:
+            print("%s: %s" % (PROG, e), file=sys.stderr)
+            return 1
     name, quick, out = a.name, a.quick, a.out and os.path.abspath(a.out)
     try:
         return run(name, quick, out, pred, asked)

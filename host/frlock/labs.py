@@ -749,8 +749,11 @@ def known_locks():
     """The locks frlockstat named in docs/workloads/'s recorded runs: the
     names a prediction may use."""
     names = set()
-    for name, _, _ in workloads.ROWS:
-        names.update(workloads.read(name).locks)
+    try:
+        for name, _, _ in workloads.ROWS:
+            names.update(workloads.read(name).locks)
+    except workloads.Bad as e:
+        raise LabError("the recorded runs that name the locks: %s" % e)
     return names
 
 
@@ -798,8 +801,10 @@ def lab_who_pays(d):
             pred = json.load(f)
     except (OSError, ValueError) as e:
         raise LabError("%s/prediction.json: no prediction (%s)" % (d, e))
-    fd = dash_report.read_feed(path)
-    v = fd.view
+    try:
+        v = workloads.view_of(path)
+    except workloads.Bad as e:
+        raise LabError(str(e))
     ranked = culprits(v)
     run = {"feed": os.path.basename(path),
            "skipped": v.skipped_line() if any(v.skipped().values()) else None}

@@ -62,10 +62,10 @@ class Bad(Exception):
     pass
 
 
-def read(name):
-    """The view of row NAME's recorded feed, ended."""
+def view_of(path):
+    """The view of a whole feed file, ended (without the server's
+    per-interval snapshots, which a table needs none of)."""
     v = view.View()
-    path = os.path.join(RECORDS, name + ".ndjson")
     try:
         with open(path, "rb") as f:
             for raw in f:
@@ -73,6 +73,14 @@ def read(name):
     except OSError as e:
         raise Bad("%s: %s" % (path, e.strerror))
     v.end()
+    return v
+
+
+def read(name):
+    """The view of row NAME's recorded feed, ended, refused unless it is
+    a whole frlock-run feed of a workload that the view read every line of."""
+    path = os.path.join(RECORDS, name + ".ndjson")
+    v = view_of(path)
     if not v.feed_end or v.workload is None or not v.workload["argv"]:
         raise Bad("%s: not a complete frlock-run feed of a workload" % path)
     bad = v.skipped()

@@ -18,8 +18,7 @@ import tempfile
 import unittest
 import unittest.mock
 
-from frlock import TOP, labs
-from frlock.report import read_feed
+from frlock import TOP, labs, workloads
 
 FIXTURE = os.path.join(TOP, "tests", "fixtures", "who-pays", "run-mix.ndjson")
 LAB = os.path.join(TOP, "labs", "lab")
@@ -29,7 +28,7 @@ def costliest(path):
     """The (lock, task, site) whose write sections cost readers the most
     read time in the feed, summed here from its pair records."""
     by = {}
-    for (lock, _, wcomm, writer, _, _), (_, ns, _) in read_feed(path).view.pairs.items():
+    for (lock, _, wcomm, writer, _, _), (_, ns, _) in workloads.view_of(path).pairs.items():
         by[(lock, wcomm, writer)] = by.get((lock, wcomm, writer), 0) + ns
     return max(by, key=by.get)
 
