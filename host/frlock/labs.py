@@ -812,9 +812,8 @@ def lab_who_pays(d):
                                      ", task " + pred["task"] if pred["task"] else "")
     table = [["", "lock", "writer task", "writer site", "lost reads", "read time lost"]]
     for i, (lock, task, site, kinds, ns, b) in enumerate(ranked[:5]):
-        table.append(["%d" % (i + 1), lock, task, site, ", ".join(
-            "%s %s" % (view.count(kinds[k]), workloads.KINDS[k][kinds[k] != 1])
-            for k in workloads.KINDS if k in kinds), view.duration_rate(ns, b)])
+        table.append(["%d" % (i + 1), lock, task, site, workloads.lost_cell(kinds),
+                      view.duration_rate(ns, b)])
     if not ranked:
         return {"prediction": pred, "graded": None, "runs": [run], "table": table,
                 "shows": False, "charts": [],

@@ -131,11 +131,15 @@ def writers(v, lock):
 KINDS = {"retry": ("retry", "retries"), "wait": ("wait", "waits")}
 
 
+def lost_cell(kinds):
+    """{kind: lost reads} as "2 retries, 94 waits"."""
+    return ", ".join("%s %s" % (view.count(kinds[k]), KINDS[k][kinds[k] != 1])
+                     for k in KINDS if k in kinds)
+
+
 def writer_cell(w):
     task, site, kinds, ns, b = w
-    lost = ", ".join("%s %s" % (view.count(kinds[k]), KINDS[k][kinds[k] != 1])
-                     for k in KINDS if k in kinds)
-    return "`%s` `%s`: %s, %s" % (task, site, lost, view.duration_rate(ns, b))
+    return "`%s` `%s`: %s, %s" % (task, site, lost_cell(kinds), view.duration_rate(ns, b))
 
 
 def unjoined(path):
