@@ -55,6 +55,7 @@ ROWS = (
     ("cyclic", "tk_core", "long"),
     ("hackbench", "tk_core", "long"),
     ("cyclictest", "tk_core", "long"),
+    ("cyclictest-realtime", "hrtimer_bases.clock_base[1].seq", "long"),
 )
 
 
