@@ -34,7 +34,7 @@ DEB_PACKAGES := lld lld-14 clang llvm linux-source-6.1 linux-source-6.12 build-e
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
 	zlib1g-dev libjs-chart.js chromium kmod sparse gdb \
 	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps python3-websocket \
-	iproute2 prometheus prometheus-node-exporter ccache linux-perf trace-cmd stress-ng
+	iproute2 prometheus prometheus-node-exporter ccache linux-perf trace-cmd stress-ng fio rt-tests
 
 # Packages whose Debian service would listen on every address: when make
 # deps installs them, it stops and disables that service.

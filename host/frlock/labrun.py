@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """make lab NAME=<lab> [QUICK=1]: one teaching lab (labs/README.md).
 
-usage: labs/lab [--quick] [--out DIR] NAME
+usage: labs/lab [--quick] [--out DIR] [--predict 'LOCK FUNCTION [TASK]'] NAME
        labs/lab --check NAME      only check NAME (make lab does, before deps)
 
 Prints the lab's question and asks for a prediction, boots the frlock
@@ -9,6 +9,11 @@ kernel (cached by kernel/build) in the QEMU guest (run-guest
 --retry-livelock), runs the experiment (labs/guest.sh), then prints what
 this run measured with its explanation (labs.py) and writes
 results/lab-NAME-DATE/report.html. --quick: the short runs the tests use.
+who-pays grades a prediction (--predict, or asked at a terminal) against
+the run's own who-cost-whom table; it runs its stress-ng mix through
+host/frlock-run, which boots the guest. A prediction that is not one (an
+unknown lock, a writer that is no function name), or none when stdin is
+not a terminal: one line, exit status 2, nothing booted.
 A name that is no lab, or none: the list of labs and exit status 2. Exit
 status otherwise: 0 when the report was written (the explanation says
 whether the run shows what the lab teaches), 1 on a failure, with the
@@ -19,7 +24,10 @@ logs' paths (and an INCOMPLETE file in the results folder that says why),
 import argparse
 import contextlib
 import io
+import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,21 +73,69 @@ def parser():
     p.add_argument("--out", metavar="DIR", help="the results folder")
     p.add_argument("--check", action="store_true",
                    help="only check NAME (make lab does, before its deps)")
+    p.add_argument("--predict", metavar="'LOCK FUNCTION [TASK]'",
+                   help="who-pays: the lock and writer you predict will cost the mix the "
+                   "most read time (at a terminal it asks)")
     return p
 
 
-def run(name, quick, out):
+def ask_prediction():
+    """who-pays at a terminal: the prediction, word by word."""
+    try:
+        words = [input("Your prediction: the lock? "),
+                 input("                 the writer's kernel function? "),
+                 input("                 its task (Enter: any)? ")]
+    except EOFError:
+        return ""
+    return " ".join(w.strip() for w in words if w.strip())
+
+
+def run_mix(out, quick):
+    """who-pays: the mix through host/frlock-run (the kernel, rootfs and
+    frlockstat it builds or reuses), its output on ours and kept
+    (guest.out); its feed and tables copied into OUT. Returns None, or
+    why it failed."""
+    mix = labs.MIX + ["-t", "%ds" % labs.MIX_S["quick" if quick else "full"]]
+    with open(os.path.join(out, "lab.txt"), "w") as f:
+        f.write("lab who-pays, %s; host/frlock-run -- %s; %s\n" % (
+            "quick" if quick else "full", " ".join(mix), time.strftime("%Y-%m-%d %H:%M:%S")))
+    print("%s: host/frlock-run -- %s" % (PROG, " ".join(mix)), flush=True)
+    with open(os.path.join(out, "guest.out"), "w") as o:
+        p = subprocess.Popen([os.path.join(TOP, "host/frlock-run"), "--duration", "60", "--"]
+                             + mix, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        res = None
+        for line in p.stdout:
+            sys.stdout.write(line)
+            o.write(line)
+            m = re.search(r"results in (results/[^/\s]+)/", line)
+            res = res or (m and os.path.join(TOP, m.group(1)))
+        rc = p.wait()
+    if rc or not res:
+        return "host/frlock-run exited %d (its output: %s/guest.out)" % (rc, out)
+    for src, dst in (("feed.ndjson", "run-mix.ndjson"), ("output.txt", "run-mix.txt"),
+                     ("console.log", "console.log"), ("run.txt", "run.txt")):
+        shutil.copyfile(os.path.join(res, src), os.path.join(out, dst))
+    return None
+
+
+def run(name, quick, out, pred=None, asked=False):
     t0 = time.monotonic()
-    labs.main(["question", name])
-    print()
-    if sys.stdin.isatty() and sys.stdout.isatty():
-        try:
-            input("Your prediction (Enter to run the lab): ")
-        except EOFError:
-            pass
-    else:
-        print("(Write your prediction down before you read on.)")
-    print()
+    if not asked:
+        labs.main(["question", name])
+        print()
+    if pred is not None:
+        print("Your prediction: lock %s, writer %s%s.\n" % (
+            pred["lock"], pred["writer"], ", task " + pred["task"] if pred["task"] else ""))
+    elif not asked:
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            try:
+                input("Your prediction (Enter to run the lab): ")
+            except EOFError:
+                pass
+        else:
+            print("(Write your prediction down before you read on.)")
+        print()
     out = out or os.path.join(TOP, "results", "lab-%s-%s" % (name, time.strftime("%Y%m%d-%H%M%S")))
     if os.path.exists(out):
         raise Failed("%s exists" % out)
@@ -101,6 +157,13 @@ def run(name, quick, out):
     signal.signal(signal.SIGTERM, interrupted)
     with open(incomplete, "w") as f:
         f.write("running since %s\n" % time.strftime("%Y-%m-%d %H:%M:%S"))
+    if pred is not None:
+        with open(os.path.join(out, "prediction.json"), "w") as f:
+            json.dump(pred, f)
+        why = run_mix(out, quick)
+        if why:
+            fail(why)
+        return analysed(name, out, t0, fail, incomplete)
 
     def step(cmd, log, what):
         with open(os.path.join(out, log), "w") as f:
@@ -141,7 +204,13 @@ def run(name, quick, out):
         fail("the guest job exited %d (console: %s/console.log, job: %s/guest.err)" % (
             rc, out, out))
     print()
-    # Each gettimeofday run's own report, by the run report's writer.
+    return analysed(name, out, t0, fail, incomplete)
+
+
+def analysed(name, out, t0, fail, incomplete):
+    """Each run's own report, the lab's analysis, result.txt: the end of
+    every lab."""
+    # Each feed's own report, by the run report's writer.
     with open(os.path.join(out, "run-reports.log"), "w") as log:
         for f in sorted(os.listdir(out)):
             if f.startswith("run-") and f.endswith(".ndjson"):
@@ -175,9 +244,28 @@ def main(argv):
         p.error("no lab '%s'; the labs: %s" % (a.name, names))
     if a.check:
         return 0
+    if a.predict is not None and a.name != "who-pays":
+        p.error("--predict is who-pays' (lab %s asks for no prediction)" % a.name)
+    pred, asked = None, False
+    if a.name == "who-pays":
+        text = a.predict
+        if text is None:
+            if not (sys.stdin.isatty() and sys.stdout.isatty()):
+                p.error("who-pays grades a prediction: --predict 'LOCK FUNCTION [TASK]' "
+                        "(at a terminal it asks)")
+            labs.main(["question", a.name])
+            print()
+            text, asked = ask_prediction(), True
+        try:
+            pred = labs.prediction(text)
+        except labs.BadPrediction as e:
+            p.error(str(e))
+        except labs.LabError as e:
+            print("%s: %s" % (PROG, e), file=sys.stderr)
+            return 1
     name, quick, out = a.name, a.quick, a.out and os.path.abspath(a.out)
     try:
-        return run(name, quick, out)
+        return run(name, quick, out, pred, asked)
     except Failed as e:
         print("%s: %s" % (PROG, e), file=sys.stderr)
         return 1

@@ -21,11 +21,12 @@ bad usage.
 import json
 import argparse
 import os
+import re
 import statistics
 import sys
 import textwrap
 
-from . import benchreport, feed, view
+from . import benchreport, feed, view, workloads
 from . import report as dash_report
 from . import TOP
 
@@ -91,6 +92,20 @@ LABS = {
         predict="Predict: do renames in a directory nobody looks at slow the lookups "
         "down? Which lock's retries appear only when the renamed files are the ones "
         "being looked up?"),
+    "who-pays": dict(
+        n=7, title="Who pays: the lock and the writer that cost a mix the most",
+        question="stress-ng runs three stressors at once in the guest, one instance each, "
+        "for 8 s (5 s quick): --rename (renames files back and forth in a directory of "
+        "its own), --clock (reads every clock and sets timers, and adjusts the time) and "
+        "--ramfs (mounts and unmounts a ramfs), while frlockstat -c watches every "
+        "sequence lock in the kernel. Which lock's readers lose the most read time, and "
+        "which writer (the kernel function that opened the write sections, and the task "
+        "that ran it) costs them that time?",
+        predict="Predict: the lock (as frlockstat names it: rename_lock, tk_core, "
+        "mount_lock, dentry.d_seq, ...), the writer's function, and if you like its task "
+        "(stress-ng names its instances stress-ng-NAME, cut to 15 characters). make lab "
+        "asks at a terminal; labs/lab --predict 'LOCK FUNCTION [TASK]' who-pays takes it "
+        "as an argument."),
 }
 
 
@@ -717,9 +732,126 @@ def lab_path_walk(d):
             "table": table, "shows": shows, "text": text, "charts": charts}
 
 
+# --- who-pays: a prediction graded against the run's who-cost-whom table
+
+# The mix (labs/lab runs it through host/frlock-run): three stressors
+# whose locks differ, one instance each.
+MIX = ["stress-ng", "--rename", "1", "--clock", "1", "--ramfs", "1"]
+MIX_S = {"full": 8, "quick": 5}
+SITE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*(\+0x[0-9a-f]+)?")
+
+
+class BadPrediction(Exception):
+    pass
+
+
+def known_locks():
+    """The locks frlockstat named in docs/workloads/'s recorded runs: the
+    names a prediction may use."""
+    names = set()
+    try:
+        for name, _, _ in workloads.ROWS:
+            names.update(workloads.read(name).locks)
+    except workloads.Bad as e:
+        raise LabError("the recorded runs that name the locks: %s" % e)
+    return names
+
+
+def prediction(text):
+    """'LOCK FUNCTION [TASK]' as {"lock", "writer", "task"}; BadPrediction
+    (one line) when it is not one."""
+    words = text.split()
+    if not 2 <= len(words) <= 3:
+        raise BadPrediction("a prediction is LOCK FUNCTION [TASK], not '%s'" % text.strip())
+    lock, writer, task = words + [None] * (3 - len(words))
+    known = known_locks()
+    if lock not in known:
+        raise BadPrediction("no lock '%s' in frlockstat's names; the locks it named in "
+                            "docs/workloads/'s runs: %s" % (lock, ", ".join(sorted(known))))
+    if not SITE.fullmatch(writer):
+        raise BadPrediction("'%s' is not a kernel function (d_move, or a site d_move+0x4e)"
+                            % writer)
+    return {"lock": lock, "writer": writer, "task": task}
+
+
+def culprits(v):
+    """Every lock's writers by the read time they cost its readers, the
+    costliest first: [(lock, task, site, {kind: lost reads}, ns, bound)]."""
+    out = [(lock,) + w for lock in v.locks for w in workloads.writers(v, lock)]
+    return sorted(out, key=lambda c: (-c[4], -sum(c[3].values()), c[:3]))
+
+
+def grade(pred, top):
+    """Which parts of the prediction the run's costliest writer bears out:
+    the lock, the writer (its function, or the very site when one was
+    given), the task (None when not predicted; a comm is 15 characters)."""
+    lock, task, site = top[:3]
+    w = pred["writer"]
+    return {"lock": pred["lock"] == lock,
+            "writer": w == site if "+" in w else w == view.func(site),
+            "task": None if pred["task"] is None else pred["task"][:15] == task}
+
+
+def lab_who_pays(d):
+    path = os.path.join(d, "run-mix.ndjson")
+    if not os.path.isfile(path):
+        raise LabError("%s is missing: the run did not write it" % path)
+    try:
+        with open(os.path.join(d, "prediction.json")) as f:
+            pred = json.load(f)
+    except (OSError, ValueError) as e:
+        raise LabError("%s/prediction.json: no prediction (%s)" % (d, e))
+    try:
+        v = workloads.view_of(path)
+    except workloads.Bad as e:
+        raise LabError(str(e))
+    ranked = culprits(v)
+    run = {"feed": os.path.basename(path),
+           "skipped": v.skipped_line() if any(v.skipped().values()) else None}
+    said = "lock %s, writer %s%s" % (pred["lock"], pred["writer"],
+                                     ", task " + pred["task"] if pred["task"] else "")
+    table = [["", "lock", "writer task", "writer site", "lost reads", "read time lost"]]
+    for i, (lock, task, site, kinds, ns, b) in enumerate(ranked[:5]):
+        table.append(["%d" % (i + 1), lock, task, site, workloads.lost_cell(kinds),
+                      view.duration_rate(ns, b)])
+    if not ranked:
+        return {"prediction": pred, "graded": None, "runs": [run], "table": table,
+                "shows": False, "charts": [],
+                "text": ["You predicted %s. This run's who-cost-whom table is empty: no "
+                         "reader lost a read to a writer frlockstat saw, so there is nothing "
+                         "to grade; run it again." % said]}
+    top = ranked[0]
+    g = grade(pred, top)
+    right = g["lock"] and g["writer"] and g["task"] is not False
+    mark = {True: "right", False: "wrong", None: "not predicted"}
+    text = [
+        "You predicted %s. In this run the writer that cost readers the most read time was "
+        "%s in task %s, on %s: %s. Lock %s, writer %s, task %s." % (
+            said, top[2], top[1], top[0], table[1][5], mark[g["lock"]], mark[g["writer"]],
+            mark[g["task"]]),
+        "The ranking is by the read time each writer's sections cost their readers (who "
+        "cost whom, summed over the readers): a wait is timed exactly, a retry only from "
+        "its read's start to its check (the lower bound, marked ≥), so a lock whose "
+        "readers retry can have cost more than its figure says. A lock written most often "
+        "is not always the one that costs most: what counts is how many reads meet a "
+        "write section, and how long each then loses.",
+        "Your prediction is %s." % ("RIGHT" if right else "WRONG: see the table above"),
+    ]
+    charts = [{"id": "culprits", "type": "bar", "title": "read time lost per writer (ms; "
+               "retries: at least)", "ytitle": "ms",
+               "labels": ["%s %s" % (c[0], view.func(c[2])) for c in ranked[:5]],
+               "datasets": [{"label": "read time lost (ms)",
+                             "data": [round(c[4] / 1e6, 3) for c in ranked[:5]]}]}]
+    return {"prediction": pred, "graded": dict(g, right=right),
+            "top": {"lock": top[0], "task": top[1], "site": top[2], "ns": top[4],
+                    "bound": top[5]},
+            "runs": [run], "table": table, "shows": True, "text": text, "charts": charts}
+
+
 ANALYSE = {"vdso-vs-syscall": lab_vdso, "writer-rate": lab_writer_rate,
            "lockout": lab_lockout, "reader-starvation": lab_starvation,
-           "path-walk": lab_path_walk, "write-window": lab_write_window}
+           "path-walk": lab_path_walk, "write-window": lab_write_window,
+           "who-pays": lab_who_pays}
 
 
 # --- output -------------------------------------------------------------------

@@ -119,8 +119,10 @@ def main(argv):
             # and Ctrl-C in make run.
             unit(run, "guest_labs", env={"FRLOCK_TEST_LOGS": logs})
             unit(run, "guest_runner", env={"FRLOCK_TEST_LOGS": logs, "FRLOCK_KERNEL": kernel})
-            # Real workloads through frlock-run (docs/workloads.md's rows).
-            unit(run, "guest_workloads", env={"FRLOCK_TEST_LOGS": logs, "FRLOCK_KERNEL": kernel})
+            # Real workloads through frlock-run (docs/workloads.md's rows
+            # marked make test; make test-long: every row).
+            unit(run, "guest_workloads", env={"FRLOCK_TEST_LOGS": logs, "FRLOCK_KERNEL": kernel,
+                                              "FRLOCK_TEST_LONG": str(long_s or "")})
             guest_jobs.checkers(run, kernel, long_s)
             # make bench's recorded smoke run rendered (make test-long: a
             # smoke run), bad input to bench/run and bench/report.
