@@ -95,6 +95,9 @@ def parser():
     p.add_argument("--icount", action="store_true",
                    help="exact mode: QEMU's -icount shift=0,sleep=off under single-threaded "
                    "TCG, 1 vCPU; the guest's clock advances 1 ns per guest instruction")
+    p.add_argument("--check-qemu", action="store_true",
+                   help="only check that QEMU is there and, with --icount, takes -icount; "
+                   "boot nothing (bench/run --exact asks this before it builds)")
     p.add_argument("--add", dest="adds", action="append", default=[], metavar="HOSTFILE",
                    help="a file the guest sees under /opt/add")
     p.add_argument("--carry", dest="carries", action="append", default=[], metavar="/HOSTFILE",
@@ -371,10 +374,17 @@ class Runner:
         self.run = None
         self.sysmap = None
 
-    def prepare(self):
+    def check_qemu(self):
         a = self.a
         if not shutil.which(self.qemu):
             raise Fail("'%s' is missing: run 'make deps'" % self.qemu)
+        if a.icount and not has_icount(self.qemu):
+            raise Fail("--icount: '%s' has no -icount option (its -help does not list it)"
+                       % self.qemu, USAGE)
+
+    def prepare(self):
+        a = self.a
+        self.check_qemu()
         if not shutil.which("cpio"):
             raise Fail("'cpio' is missing: run 'make deps'")
         try:
@@ -382,9 +392,6 @@ class Runner:
             os.makedirs(os.path.join(self.cache, "accel"), exist_ok=True)
         except OSError:
             raise Fail("cannot create %s/logs" % self.cache)
-        if a.icount and not has_icount(self.qemu):
-            raise Fail("--icount: '%s' has no -icount option (its -help does not list it)"
-                       % self.qemu, USAGE)
         # KVM: decided before anything is built, whenever it can be.
         self.accel = Accel(self.qemu, self.cache)
         if a.accel == "kvm":
@@ -676,6 +683,9 @@ class Runner:
                    % (" (%s)" % qerr if qerr else "", self.log))
 
     def main(self):
+        if self.a.check_qemu:
+            self.check_qemu()
+            return 0
         self.prepare()
         accel_args, used, note = self.choose_accel()
         say("accel=%s%s" % (used, " (%s)" % note if note else ""))
