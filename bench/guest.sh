@@ -209,6 +209,13 @@ exact_gtod() {
 	awk '$1 == "total" && $2 == ":" && $6 == "calls/s" { print $5 }' "$tmp/load.txt"
 }
 
+# now_s: the realtime clock in seconds, to the microsecond (frlockstat's
+# records' "ts" is realtime too; busybox's date has no %N).
+now_s() {
+	adjtimex | awk '$1 == "time.tv_sec:" { s = $2 } $1 == "time.tv_usec:" { u = $2 }
+		END { printf "%d.%06d", s, u }'
+}
+
 # ftrace_events: the events ftrace's ring buffer took since it was
 # cleared, kept or overwritten (entries + overrun, every CPU).
 ftrace_events() {
@@ -251,16 +258,16 @@ exact_tracing() {
 				rm -f "$tmp/perf.data" ;;
 			*)
 				attach $tool
-				t0=$(date +%s)
+				t0=$(now_s)
 				calls=$(exact_gtod "$1" "$writes")
-				t1=$(date +%s)
+				t1=$(now_s)
+				extra="start=$t0 end=$t1"
 				if [ "$tool" != bpftrace ] && [ -d /results ]; then
+					# Its last interval, to the end of the load: SIGINT prints it.
 					kill -INT $tools 2>/dev/null
 					wait_sigint $tools >/dev/null
 					cp "$tmp/tool-frlockstat.ndjson" \
 						"/results/exact-$writes-$tool.frlockstat.ndjson"
-					echo "{\"type\":\"window\",\"start\":$t0,\"end\":$t1}" \
-						>"/results/exact-$writes-$tool.window.ndjson"
 					tools=
 				fi
 				detach ;;

@@ -430,28 +430,24 @@ def by_boot(rows, kind, key, field, where=None):
     return out
 
 
-def frlockstat_events(results, boot, writes, tool, skipped):
-    """The events frlockstat ran a program for while the load ran (its
-    NDJSON kept by guest.sh exact-tracing in the boot's results share):
-    its rate over its intervals wholly inside the load x the load's
-    seconds. None (counted in skipped) when the files are missing or no
-    interval lies inside."""
-    base = os.path.join(results, "exact-tracing-%d" % boot, "exact-%d-%s" % (writes, tool))
+def frlockstat_events(results, boot, row, skipped):
+    """The events frlockstat ran a program for while the load ran: its rate
+    over its intervals wholly inside the load (the row's start and end, in
+    the guest's realtime seconds) x the load's seconds. Its NDJSON is kept
+    by guest.sh exact-tracing in the boot's results share. None (counted
+    in skipped) when it is missing or no interval lies inside."""
+    name = "exact-%d-%s" % (row["writes"], row["tool"])
+    path = os.path.join(results, "exact-tracing-%d" % boot, name + ".frlockstat.ndjson")
     try:
-        win = load_window(base + ".window.ndjson", skipped)
-        v = read_view(base + ".frlockstat.ndjson", skipped)
+        v = read_view(path, skipped)
     except OSError as e:
-        count(skipped, f"{os.path.basename(e.filename or base)}: {e.strerror}")
+        count(skipped, f"{name} (boot {boot}): {e.strerror}")
         return None
-    if win is None:
-        return None
-    # Whole seconds (busybox date): the second it began in is left out.
-    ev = v.program_runs(win["start"] + 1, win["end"])
+    ev = v.program_runs(row.get("start", 0), row.get("end", 0))
     if ev is None:
-        count(skipped, f"exact-{writes}-{tool} (boot {boot}): no frlockstat interval inside "
-              "the load")
+        count(skipped, f"{name} (boot {boot}): no frlockstat interval inside the load")
         return None
-    return ev["events_per_s"]
+    return ev["events_per_s"] * row["seconds"]
 
 
 def exact(rows, raw_path):
@@ -523,8 +519,7 @@ def exact(rows, raw_path):
                     # ftrace's count at the same load in the same boot.
                     ev = tools.get("ftrace", {}).get(b, {}).get("events")
                 else:
-                    rate = frlockstat_events(results, b, writes, tool, skipped)
-                    ev = rate * r["seconds"] if rate is not None else None
+                    ev = frlockstat_events(results, b, r, skipped)
                 if ev:
                     events[b] = ev
                     # Instructions it took over the load: seconds x 1e9 x share.
