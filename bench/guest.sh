@@ -252,9 +252,11 @@ exact_tracing() {
 				calls=$(awk '$1 == "total" && $2 == ":" && $6 == "calls/s" { print $5 }' \
 					"$tmp/load.txt")
 				perf report -i "$tmp/perf.data" --stats >"$tmp/perf.stats" 2>/dev/null
-				extra=$(awk '$2 == "events:" && ($1 == "SAMPLE" || $1 == "LOST") {
-					n[$1] = $3 } END { printf "events=%d lost_records=%d",
-					n["SAMPLE"], n["LOST"] }' "$tmp/perf.stats")
+				# Its samples, and the records of samples it lost or
+				# the kernel throttled (perf_event_max_sample_rate).
+				extra=$(awk '$2 == "events:" { n[$1] = $3 } END {
+					printf "events=%d lost_records=%d throttle_records=%d",
+					n["SAMPLE"], n["LOST"], n["THROTTLE"] }' "$tmp/perf.stats")
 				rm -f "$tmp/perf.data" ;;
 			*)
 				attach $tool

@@ -512,10 +512,11 @@ def exact(rows, raw_path):
                     continue
                 taken = 1 - r["calls_per_s"] / none[b]["calls_per_s"]
                 share[b] = taken * 100
-                if tool in ("ftrace", "perf"):
+                if tool == "ftrace":
                     ev = r.get("events")
-                elif tool == "bpftrace":
-                    # Its own maps count syscalls too: the eight events are
+                elif tool in ("bpftrace", "perf"):
+                    # The bpftrace tools' maps count syscalls too, and perf's
+                    # samples can be throttled: the events that fired are
                     # ftrace's count at the same load in the same boot.
                     ev = tools.get("ftrace", {}).get(b, {}).get("events")
                 else:
@@ -527,12 +528,16 @@ def exact(rows, raw_path):
             out[tool] = {"share": agree(share, "share"), "events": events,
                          "per_event": agree(per_event, "per_event") if per_event else None,
                          "events_from": {"ftrace": "its ring buffer (entries + overrun)",
-                                         "perf": "its samples",
+                                         "perf": "ftrace's, at the same load in the "
+                                         "same boot; its own samples beside",
                                          "bpftrace": "ftrace's, at the same load in the "
                                          "same boot", "frlockstat": "its own counts",
                                          "makerun": "its own counts"}[tool]}
             if tool == "perf":
+                out[tool]["samples"] = {b: r.get("events") for b, r in pb.items()}
                 out[tool]["lost_records"] = {b: r.get("lost_records", 0) for b, r in pb.items()}
+                out[tool]["throttle_records"] = {b: r.get("throttle_records", 0)
+                                                 for b, r in pb.items()}
     return res
 
 
@@ -682,8 +687,12 @@ def print_exact(ex, p=print):
                   f"({v['events_from']})")
             else:
                 p(f"      per event: no event count ({v['events_from']})")
-            if any(v.get("lost_records", {}).values()):
-                p(f"      perf's lost records: {v['lost_records']}")
+            if v.get("samples"):
+                p(f"      perf's samples, per boot: {v['samples']}")
+            for what in ("lost", "throttle"):
+                if any(v.get(what + "_records", {}).values()):
+                    p(f"      perf's {what} records, per boot: {v[what + '_records']} (its "
+                      "samples are fewer than the events that fired)")
     for why, n in sorted(ex["skipped"].items()):
         p(f"   tools' records: {lines(n)} skipped: {why}")
     p()
