@@ -378,12 +378,13 @@ def layout(rows):
 # section): 0.01% of the figure; a tracer's cost as a share of the
 # instructions: 0.01 percentage point (a hundredth of the 1% goal); the
 # change per call between two kernels: 0.01 percentage point (a fifth of
-# the 0.05% bound); instructions per event: 1% of the figure (a
-# difference of two counts, over a few thousand events).
+# the 0.05% bound); instructions per event: 5% of the figure (frlockstat's
+# events are its rate over its whole 1 s intervals inside the load: two
+# boots of a 2 s load counted 6,614 and 6,405).
 TOLERANCE = {"count": ("rel", 1e-4), "share": ("abs", 0.01), "change": ("abs", 0.01),
-             "per_event": ("rel", 0.01)}
+             "per_event": ("rel", 0.05)}
 TOLERANCE_TEXT = {"count": "0.01%", "share": "0.01 pp", "change": "0.01 pp",
-                  "per_event": "1%"}
+                  "per_event": "5%"}
 EXACT_TOOLS = {"frlockstat": "frlockstat -j", "makerun": "make run's set (frlockstat -j -c)",
                "bpftrace": "the bpftrace tools (frlock-hold.bt, frlock-retries.bt)",
                "ftrace": "ftrace's own eight events",
