@@ -376,14 +376,17 @@ def layout(rows):
 
 # When two boots agree. Counts (instructions per call, read, write
 # section): 0.01% of the figure; a tracer's cost as a share of the
-# instructions: 0.01 percentage point (a hundredth of the 1% goal); the
-# change per call between two kernels: 0.01 percentage point (a fifth of
-# the 0.05% bound); instructions per event: 5% of the figure (frlockstat's
+# instructions: 0.05 percentage point (a twentieth of the 1% goal: the
+# events that fire in a load differ by some percent between boots, and
+# each costs make run's set about 1,800 instructions; two boots of it
+# differed by 0.005 pp, two with 3,000 more instructions an event by
+# 0.027 pp); the change per call between two kernels: 0.01 percentage
+# point (a fifth of the 0.05% bound); instructions per event: 5% of the figure (frlockstat's
 # events are its rate over its whole 1 s intervals inside the load: two
 # boots of a 2 s load counted 6,614 and 6,405).
-TOLERANCE = {"count": ("rel", 1e-4), "share": ("abs", 0.01), "change": ("abs", 0.01),
+TOLERANCE = {"count": ("rel", 1e-4), "share": ("abs", 0.05), "change": ("abs", 0.01),
              "per_event": ("rel", 0.05)}
-TOLERANCE_TEXT = {"count": "0.01%", "share": "0.01 pp", "change": "0.01 pp",
+TOLERANCE_TEXT = {"count": "0.01%", "share": "0.05 pp", "change": "0.01 pp",
                   "per_event": "5%"}
 EXACT_TOOLS = {"frlockstat": "frlockstat -j", "makerun": "make run's set (frlockstat -j -c)",
                "bpftrace": "the bpftrace tools (frlock-hold.bt, frlock-retries.bt)",
