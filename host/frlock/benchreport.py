@@ -381,12 +381,16 @@ def layout(rows):
 # each costs make run's set about 1,800 instructions; two boots of it
 # differed by 0.005 pp, two with 3,000 more instructions an event by
 # 0.027 pp); the change per call between two kernels: 0.01 percentage
-# point (a fifth of the 0.05% bound); instructions per event: 5% of the figure (frlockstat's
+# point (a fifth of the 0.05% bound); a write section with a tracer's
+# BPF programs attached: 0.1% (their hash-map work depends on the maps'
+# contents: two boots' frlockstat -j sections took 1,598.70 and 1,597.65); instructions per event: 5% of the figure (frlockstat's
 # events are its rate over its whole 1 s intervals inside the load: two
 # boots of a 2 s load counted 6,614 and 6,405).
-TOLERANCE = {"count": ("rel", 1e-4), "share": ("abs", 0.05), "change": ("abs", 0.01),
+TOLERANCE = {"count": ("rel", 1e-4), "bpf_count": ("rel", 1e-3), "share": ("abs", 0.05),
+             "change": ("abs", 0.01),
              "per_event": ("rel", 0.05)}
-TOLERANCE_TEXT = {"count": "0.01%", "share": "0.05 pp", "change": "0.01 pp",
+TOLERANCE_TEXT = {"count": "0.01%", "bpf_count": "0.1%", "share": "0.05 pp",
+                  "change": "0.01 pp",
                   "per_event": "5%"}
 EXACT_TOOLS = {"frlockstat": "frlockstat -j", "makerun": "make run's set (frlockstat -j -c)",
                "bpftrace": "the bpftrace tools (frlock-hold.bt, frlock-retries.bt)",
@@ -489,14 +493,16 @@ def exact(rows, raw_path):
     wr = by_boot(rows, "exact-write", lambda r: r["events"], "ns_per_write",
                  lambda r: r["lock"] == "frlock")
     for mode, pb in wr.items():
-        res["write"][mode] = agree(pb, "count")
+        kind = "count" if mode in ("off", "ftrace") else "bpf_count"
+        res["write"][mode] = agree(pb, kind)
         if mode != "off" and "off" in wr:
             res["write_added"][mode] = agree(
-                {b: v - wr["off"][b] for b, v in pb.items() if b in wr["off"]}, "count")
+                {b: v - wr["off"][b] for b, v in pb.items() if b in wr["off"]}, kind)
     if "selfcost" in wr and "frlockstat" in wr:
-        res["write_added"]["-S"] = agree(
-            {b: v - wr["frlockstat"][b] for b, v in wr["selfcost"].items()
-             if b in wr["frlockstat"]}, "count")
+        # A difference of two such sections, each good to 0.1%: within 5%.
+        f = agree({b: v - wr["frlockstat"][b] for b, v in wr["selfcost"].items()
+                   if b in wr["frlockstat"]}, "per_event")
+        res["write_added"]["-S"] = f
     gt = {}
     for r in rows:
         if r["kind"] == "exact-gtod":
