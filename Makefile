@@ -126,16 +126,22 @@ test-long: deps
 	tests/run --long '$(subst ','\'',$(TORTURE_S))'
 
 # make bench [RUNS=n] [PAIRS=n] [SECS=s] [HOLDS=us,...] [WORKLOADS=gtod,paths]:
-# bench/run checks its arguments itself.
+# bench/run checks its arguments itself. make bench EXACT=1 [BOOTS=n]: the
+# exact mode instead, guest instructions under QEMU's -icount (bench/run
+# --exact), every part booted BOOTS times (default 2).
+EXACT ?= 0
+BOOTS ?= 2
 RUNS ?= 3
 PAIRS ?= 10
 SECS ?= 5
 HOLDS ?= 1,10,100
 WORKLOADS ?= gtod,paths
 bench: deps
+	@case '$(subst ','\'',$(EXACT))' in 0) ;; 1) ;; *) echo "make bench: EXACT wants 0 or 1, not '$(subst ','\'',$(EXACT))'" >&2; exit 2 ;; esac
+	if [ '$(EXACT)' = 1 ]; then bench/run --exact --boots '$(subst ','\'',$(BOOTS))'; else \
 	bench/run --runs '$(subst ','\'',$(RUNS))' --pairs '$(subst ','\'',$(PAIRS))' \
 		--seconds '$(subst ','\'',$(SECS))' --holds '$(subst ','\'',$(HOLDS))' \
-		--workloads '$(subst ','\'',$(WORKLOADS))'
+		--workloads '$(subst ','\'',$(WORKLOADS))'; fi
 
 # make fixtures: record dashboards/fixtures/frlock-run.ndjson from a run of
 # the current kernel and tools (gettimeofday load and a rename storm); a

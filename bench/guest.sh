@@ -12,6 +12,19 @@
 #							threads each, as WORKLOADS lists
 #        guest.sh write LOOPS REPS		write sections, events off against
 #							each tracer, REPS times (part of locks)
+#        guest.sh exact-calls KERNEL SECONDS	exact mode (run-guest --icount, 1
+#							vCPU): gettimeofday(2) and stat()
+#							lookups per guest second, 1 thread
+#        guest.sh exact-locks LOOPS		exact mode: frlock_bench's and
+#							refscale's reads, 1 reader; write
+#							sections with each tracer
+#        guest.sh exact-tracing SECONDS WRITES,... [TOOLS]	exact mode:
+#							gettimeofday(2) with nothing and
+#							with each tracer (of TOOLS, default
+#							frlockstat,makerun,bpftrace,ftrace,perf),
+#							at each writer rate, and the events
+#							each counted (frlockstat's NDJSON
+#							kept in /results)
 #        guest.sh tracing SECONDS PAIRS [TOOLS]	the same, nothing attached against
 #							each tracer attached (of TOOLS,
 #							default frlockstat,makerun,bpftrace),
@@ -21,11 +34,13 @@
 #							the load's of each pair are kept
 #							there (bench/report: events/s)
 here=$(cd "$(dirname "$0")" && pwd)
+# exact- before each frlock_bench and refscale line's kind in exact-locks.
+EXACT=
 top=${here%/bench}
 tmp=$(mktemp -d /tmp/bench.XXXXXX)
 pids=
 trap 'for p in $pids; do kill -INT $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
-usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS HOLDS | refscale LOOPS RUNS ROUNDS | gtod KERNEL SECONDS RUN WORKLOADS | write LOOPS REPS | tracing SECONDS PAIRS [TOOLS]" >&2; exit 2; }
+usage() { echo "usage: guest.sh locks LOOPS ROUNDS LOCKOUT_MS HOLDS | refscale LOOPS RUNS ROUNDS | gtod KERNEL SECONDS RUN WORKLOADS | write LOOPS REPS | exact-calls KERNEL SECONDS | exact-locks LOOPS | exact-tracing SECONDS WRITES,... [TOOLS] | tracing SECONDS PAIRS [TOOLS]" >&2; exit 2; }
 die() { echo "guest.sh: $*" >&2; exit 1; }
 . "$top/guest-rootfs/lib.sh"
 num() { case $1 in '' | *[!0-9]*) usage ;; esac; }
@@ -36,7 +51,8 @@ frlock_bench() {
 	modprobe frlock_bench "$@" 2>"$tmp/modprobe.err" ||
 		die "modprobe frlock_bench $*: $(cat "$tmp/modprobe.err"; dmesg | grep frlock_bench | tail -1)"
 	rmmod frlock_bench
-	dmesg | sed -n 's/.*frlock_bench: \(read\|lockout\|write\|window\) /bench \1 /p' | sed "s/\$/ $EXTRA/"
+	dmesg | sed -n "s/.*frlock_bench: \\(read\\|lockout\\|write\\|window\\) /bench $EXACT\\1 /p" |
+		sed "s/\$/ $EXTRA/"
 }
 
 # refscale TYPE READERS LOOPS RUNS: the kernel's refscale module on one
@@ -64,7 +80,7 @@ refscale() {
 	dmesg | sed -n '/Runs.Time(ns)/,$p' |
 		sed -nE 's/^(\[[ 0-9.]*\] )?([0-9]+)[[:space:]]+([0-9]+\.[0-9]+)$/\2 \3/p' |
 		while read -r exp ns; do
-			echo "bench refscale lock=$1 readers=$2 round=$ROUND exp=$exp ns_per_read=$ns"
+			echo "bench ${EXACT}refscale lock=$1 readers=$2 round=$ROUND exp=$exp ns_per_read=$ns"
 		done
 }
 
@@ -82,15 +98,20 @@ gtod_rate() {
 #               sites too, and a stack walk per retry and wait)
 #   stacks      frlockstat -j -C 1: also a stack walk per write section,
 #               which prices one walk
+#   selfcost    frlockstat -j -S 1: its programs' run time counted by the
+#               kernel (BPF statistics on), which prices -S
 #   bpftrace    the two bpftrace tools of bpf/, frlock-hold.bt and
 #               frlock-retries.bt (the syscall counting of the latter)
+#   empty       a bpftrace program with an empty action on the eight
+#               events: the tracepoints' dispatch alone
 attach() {
 	tools= outs=
 	case $1 in
-	frlockstat | makerun | stacks)
+	frlockstat | makerun | stacks | selfcost)
 		opt=
 		[ "$1" = makerun ] && opt=-c
 		[ "$1" = stacks ] && opt=-C
+		[ "$1" = selfcost ] && opt=-S
 		outs=$tmp/tool-frlockstat.out
 		: >"$outs"
 		# shellcheck disable=SC2086
@@ -104,6 +125,12 @@ attach() {
 			bpftrace "$top/bpf/frlock-$t.bt" 1 >"$tmp/tool-$t.out" 2>&1 &
 			tools="$tools $!" outs="$outs $tmp/tool-$t.out"
 		done ;;
+	empty)
+		outs=$tmp/tool-empty.out
+		: >"$outs"
+		bpftrace -e 'BEGIN { printf("Tracing\n"); }
+			tracepoint:frlock:*, tracepoint:seqcount:* { }' >"$outs" 2>&1 &
+		tools=$! ;;
 	esac
 	pids=$tools
 	set -- $tools
@@ -153,17 +180,103 @@ keep() {
 write_cost() {
 	rep=1
 	while [ $rep -le "$2" ]; do
-		EXTRA="events=off rep=$rep" frlock_bench test=write loops="$1" rounds=1
-		echo 1 >/sys/kernel/tracing/events/frlock/enable
-		EXTRA="events=ftrace rep=$rep" frlock_bench test=write loops="$1" rounds=1
-		echo 0 >/sys/kernel/tracing/events/frlock/enable
-		echo >/sys/kernel/tracing/trace
-		for tool in frlockstat makerun stacks bpftrace; do
-			attach $tool
-			EXTRA="events=$tool rep=$rep" frlock_bench test=write loops="$1" rounds=1
-			detach
-		done
+		write_tools "$1" "frlockstat makerun stacks bpftrace"
 		rep=$((rep + 1))
+	done
+}
+
+# write_tools LOOPS TOOLS: one write_cost repetition (rep=$rep): events
+# off, ftrace's, then each of TOOLS attached.
+write_tools() {
+	EXTRA="events=off rep=$rep" frlock_bench test=write loops="$1" rounds=1
+	echo 1 >/sys/kernel/tracing/events/frlock/enable
+	EXTRA="events=ftrace rep=$rep" frlock_bench test=write loops="$1" rounds=1
+	echo 0 >/sys/kernel/tracing/events/frlock/enable
+	echo >/sys/kernel/tracing/trace
+	for tool in $2; do
+		attach $tool
+		EXTRA="events=$tool rep=$rep" frlock_bench test=write loops="$1" rounds=1
+		detach
+	done
+}
+
+# --- exact mode: run-guest --icount, 1 vCPU, 1 guest ns per instruction ---
+
+# exact_gtod SECONDS WRITES: gettimeofday(2) calls per guest second on the
+# one vCPU (one thread), WRITES adjtimex writes a second beside it.
+exact_gtod() {
+	gtod-load -t 1 -d "$1" -w "$2" -i 0 -q >"$tmp/load.txt" || die "gtod-load failed"
+	awk '$1 == "total" && $2 == ":" && $6 == "calls/s" { print $5 }' "$tmp/load.txt"
+}
+
+# now_s: the realtime clock in seconds, to the microsecond (frlockstat's
+# records' "ts" is realtime too; busybox's date has no %N).
+now_s() {
+	adjtimex | awk '$1 == "time.tv_sec:" { s = $2 } $1 == "time.tv_usec:" { u = $2 }
+		END { printf "%d.%06d", s, u }'
+}
+
+# ftrace_events: the events ftrace's ring buffer took since it was
+# cleared, kept or overwritten (entries + overrun, every CPU).
+ftrace_events() {
+	cat /sys/kernel/tracing/per_cpu/cpu*/stats |
+		awk '$1 == "entries:" || $1 == "overrun:" { n += $2 } END { print n + 0 }'
+}
+
+exact_tracing() {
+	for writes in $(echo "$2" | tr , ' '); do
+		num "$writes"
+		for tool in none $(echo "$3" | tr , ' '); do
+			extra=
+			case $tool in
+			none | frlockstat | makerun | bpftrace | ftrace | perf) ;;
+			*) usage ;;
+			esac
+			case $tool in
+			none) calls=$(exact_gtod "$1" "$writes") ;;
+			ftrace)
+				echo >/sys/kernel/tracing/trace
+				echo 1 >/sys/kernel/tracing/events/frlock/enable
+				echo 1 >/sys/kernel/tracing/events/seqcount/enable
+				calls=$(exact_gtod "$1" "$writes")
+				echo 0 >/sys/kernel/tracing/events/frlock/enable
+				echo 0 >/sys/kernel/tracing/events/seqcount/enable
+				extra="events=$(ftrace_events)"
+				echo >/sys/kernel/tracing/trace ;;
+			perf)
+				# The load is perf's command: its samples are its run's.
+				perf record -q -m 1024 -e 'frlock:*' -e 'seqcount:*' -a \
+					-o "$tmp/perf.data" -- gtod-load -t 1 -d "$1" -w "$writes" -i 0 -q \
+					>"$tmp/load.txt" 2>"$tmp/perf.err" ||
+					die "perf record failed: $(tail -n 1 "$tmp/perf.err")"
+				calls=$(awk '$1 == "total" && $2 == ":" && $6 == "calls/s" { print $5 }' \
+					"$tmp/load.txt")
+				perf report -i "$tmp/perf.data" --stats >"$tmp/perf.stats" 2>/dev/null
+				# Its samples, and the records of samples it lost or
+				# the kernel throttled (perf_event_max_sample_rate).
+				extra=$(awk '$2 == "events:" { n[$1] = $3 } END {
+					printf "events=%d lost_records=%d throttle_records=%d",
+					n["SAMPLE"], n["LOST"], n["THROTTLE"] }' "$tmp/perf.stats")
+				rm -f "$tmp/perf.data" ;;
+			*)
+				attach $tool
+				t0=$(now_s)
+				calls=$(exact_gtod "$1" "$writes")
+				t1=$(now_s)
+				extra="start=$t0 end=$t1"
+				if [ "$tool" != bpftrace ] && [ -d /results ]; then
+					# Its last interval, to the end of the load: SIGINT prints it.
+					kill -INT $tools 2>/dev/null
+					wait_sigint $tools >/dev/null
+					cp "$tmp/tool-frlockstat.ndjson" \
+						"/results/exact-$writes-$tool.frlockstat.ndjson"
+					tools=
+				fi
+				detach ;;
+			esac
+			[ -n "$calls" ] || die "no gettimeofday(2) rate with $tool"
+			echo "bench exact-gtod writes=$writes tool=$tool seconds=$1 calls_per_s=$calls $extra"
+		done
 	done
 }
 
@@ -228,6 +341,36 @@ gtod)
 		*) usage ;;
 		esac
 	done
+	;;
+exact-calls)
+	[ $# -eq 3 ] || usage
+	num "$3"
+	# The boot's deferred work done first: under -icount sleep=off an idle
+	# guest's clock jumps ahead, so this costs no host time.
+	sleep 2
+	echo "bench exact-calls kernel=$2 workload=gtod per_s=$(exact_gtod "$3" 0)"
+	path-load -t 1 -d "$3" --writer none /tmp/bench-paths >"$tmp/paths.txt" ||
+		die "path-load failed"
+	echo "bench exact-calls kernel=$2 workload=paths per_s=$(sed -n \
+		's/^path-load: .* s: \([0-9]*\) lookups\/s .*/\1/p' "$tmp/paths.txt")"
+	;;
+exact-locks)
+	[ $# -eq 2 ] || usage
+	num "$2"
+	# Their lines named exact-read, exact-refscale, exact-write.
+	EXACT=exact-
+	EXTRA= frlock_bench test=read readers=1 loops="$2" rounds=1
+	ROUND=0
+	for t in rwlock seqcount frlock; do
+		refscale "$t" 1 "$2" 1
+	done
+	rep=1
+	write_tools "$2" "empty frlockstat makerun selfcost bpftrace"
+	;;
+exact-tracing)
+	[ $# -eq 3 ] || [ $# -eq 4 ] || usage
+	num "$2"
+	exact_tracing "$2" "$3" "${4:-frlockstat,makerun,bpftrace,ftrace,perf}"
 	;;
 write)
 	[ $# -eq 3 ] || usage

@@ -16,6 +16,10 @@ we exit with the command's status. Without --exec: a shell on the serial
 console, or, when stdin is not a terminal, a shell reading its commands
 from our stdin. Modules appended from a kernel/build directory load with
 modprobe; --append frlock.modules=a,b (or =all) loads them at boot.
+--icount is the exact mode: QEMU's -icount shift=0,sleep=off under
+single-threaded TCG with 1 vCPU, so that the guest's clock advances one
+nanosecond per guest instruction and whatever the guest times in ns is
+an instruction count, whatever the host's load.
 
 Exit status: the command's (or the shell's); 2 for a usage error;
 LIVELOCK (122) when the guest was stopped because QEMU's multi-threaded
@@ -48,7 +52,7 @@ from . import TOP, knobs, vcpuwatch
 
 PROG = "run-guest"
 HERE = os.path.join(TOP, "host")
-LIVELOCK, PANIC, TIMEOUT, FAILED = 122, 123, 124, 125
+USAGE, LIVELOCK, PANIC, TIMEOUT, FAILED = 2, 122, 123, 124, 125
 LOGS_KEPT = 100
 
 
@@ -83,11 +87,17 @@ def parser():
         "timeout; %d when QEMU or the guest failed otherwise, or --accel kvm found "
         "no usable KVM" % (LIVELOCK, PANIC, TIMEOUT, FAILED))
     p.add_argument("--kernel", metavar="PATH", help="a bzImage or a kernel/build directory")
-    p.add_argument("--smp", default="2", metavar="N", help="guest vCPUs (default 2)")
+    p.add_argument("--smp", metavar="N", help="guest vCPUs (default 2; 1 with --icount)")
     p.add_argument("--mem", default="2048", metavar="MB", help="guest memory (default 2048)")
     p.add_argument("--timeout", metavar="S",
                    help="seconds before the guest is stopped (0: none; default 600 with --exec)")
     p.add_argument("--accel", default="auto", metavar="auto|kvm|tcg")
+    p.add_argument("--icount", action="store_true",
+                   help="exact mode: QEMU's -icount shift=0,sleep=off under single-threaded "
+                   "TCG, 1 vCPU; the guest's clock advances 1 ns per guest instruction")
+    p.add_argument("--check-qemu", action="store_true",
+                   help="only check that QEMU is there and, with --icount, takes -icount; "
+                   "boot nothing (bench/run --exact asks this before it builds)")
     p.add_argument("--add", dest="adds", action="append", default=[], metavar="HOSTFILE",
                    help="a file the guest sees under /opt/add")
     p.add_argument("--carry", dest="carries", action="append", default=[], metavar="/HOSTFILE",
@@ -138,10 +148,17 @@ def check(a):
         a.cmd = "exec sh -s"
     if a.timeout is None:
         a.timeout = "600" if a.cmd is not None else "0"
+    if a.smp is None:
+        a.smp = "1" if a.icount else "2"
     why = knobs.check("smp", a.smp, "--smp") or knobs.check("mem", a.mem, "--mem")
     if why:
         raise Usage(why)
     a.smp, a.mem = int(a.smp), int(a.mem)
+    if a.icount and a.smp > 1:
+        raise Usage("--icount runs 1 vCPU, not %d: under QEMU 7.2's -icount a second vCPU "
+                    "never comes up (it spins in cpu_init while the first waits for it)" % a.smp)
+    if a.icount and a.accel == "kvm":
+        raise Usage("--icount counts instructions under TCG, not --accel kvm")
     if not re.fullmatch(r"[0-9]{1,7}", a.timeout):
         raise Usage("--timeout wants seconds (0 for none), not '%s'" % a.timeout)
     a.timeout = int(a.timeout)
@@ -195,6 +212,16 @@ def check(a):
         if not os.path.isdir(a.results) or not os.access(a.results, os.W_OK):
             raise Usage("--results: cannot create or write the directory '%s'" % a.results)
         a.results = os.path.abspath(a.results)
+
+
+def has_icount(qemu):
+    """Does this QEMU take -icount (its -help lists it)?"""
+    try:
+        out = subprocess.run([qemu, "-help"], stdout=subprocess.PIPE, text=True,
+                             stderr=subprocess.DEVNULL).stdout
+    except OSError:
+        return False
+    return re.search(r"^-icount ", out, re.M) is not None
 
 
 # --- KVM ------------------------------------------------------------------------
@@ -347,10 +374,17 @@ class Runner:
         self.run = None
         self.sysmap = None
 
-    def prepare(self):
+    def check_qemu(self):
         a = self.a
         if not shutil.which(self.qemu):
             raise Fail("'%s' is missing: run 'make deps'" % self.qemu)
+        if a.icount and not has_icount(self.qemu):
+            raise Fail("--icount: '%s' has no -icount option (its -help does not list it)"
+                       % self.qemu, USAGE)
+
+    def prepare(self):
+        a = self.a
+        self.check_qemu()
         if not shutil.which("cpio"):
             raise Fail("'cpio' is missing: run 'make deps'")
         try:
@@ -476,6 +510,11 @@ class Runner:
         """(accelerator flags, what ran, a note)."""
         a, ac = self.a, self.accel
         tcg = ["-accel", "tcg,thread=multi", "-cpu", "max"]
+        if a.icount:
+            # One instruction, one ns of guest time; sleep=off: an idle
+            # guest's clock jumps to its next timer instead of waiting.
+            return (["-accel", "tcg,thread=single", "-icount", "shift=0,sleep=off", "-cpu", "max"],
+                    "tcg-icount", "exact: 1 guest ns per guest instruction")
         if a.accel == "tcg":
             return tcg, "tcg", "forced by --accel tcg"
         if not ac.ok:
@@ -568,7 +607,8 @@ class Runner:
             say(" ".join([self.qemu] + self.base_args + accel_args + qargs))
         for p in pumps:
             p.start()
-        # Under TCG a watcher looks for QEMU's livelock while the job runs.
+        # Under multi-threaded TCG a watcher looks for its livelock while the
+        # job runs (single-threaded TCG, as under --icount, has none).
         watcher = used == "tcg" and a.cmd is not None
         try:
             # Without a command the console is QEMU's stdio: ours.
@@ -643,6 +683,9 @@ class Runner:
                    % (" (%s)" % qerr if qerr else "", self.log))
 
     def main(self):
+        if self.a.check_qemu:
+            self.check_qemu()
+            return 0
         self.prepare()
         accel_args, used, note = self.choose_accel()
         say("accel=%s%s" % (used, " (%s)" % note if note else ""))

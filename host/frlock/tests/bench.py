@@ -169,6 +169,21 @@ class BadInput(unittest.TestCase):
         self.assertFalse(os.path.exists(self.bad))
         self.assertFalse(os.path.exists(self.bad + ".partial"))
 
+    def test_1_exact_no_icount(self):
+        """bench/run --exact: a QEMU without -icount is one line and exit 2, before anything is built"""
+        fake = os.path.join(TOP, "host", "frlock", "tests", "fakeqemu.py")
+        t0 = time.monotonic()
+        harness.one_line_fault(self, 2, "--icount: '%s' has no -icount option" % fake,
+                               [RUN, "--exact", "--out", self.bad],
+                               env=dict(os.environ, QEMU=fake, FAKE_QEMU_NO_ICOUNT="1"))
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertFalse(os.path.exists(self.bad + ".partial"))
+
+    def test_1_exact_boots(self):
+        """bench/run --exact --boots 1: a usage error (a figure needs two boots)"""
+        harness.usage_fault(self, "--boots wants 2 to 9, not '1'",
+                            [RUN, "--exact", "--boots", "1", "--out", self.bad])
+
     def test_2_unknown_option(self):
         """bench/run: an unknown option is a usage error"""
         harness.usage_fault(self, "unrecognized arguments: --fast", [RUN, "--fast"])

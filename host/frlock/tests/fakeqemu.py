@@ -10,7 +10,9 @@ As QEMU (QEMU=.../fakeqemu.py, FAKE_QEMU_PLAN=FILE): FILE holds one
 behaviour a line, the first one is used and removed, so that a retried
 boot takes the next: "ok" (the job prints hello and exits 0), "livelock"
 (prints partial, then hangs with a livelocked vCPU on the monitor), "hang"
-(an idle guest that never ends), "panic" (a kernel panic on the console).
+(an idle guest that never ends), "panic" (a kernel panic on the console),
+"args" (the job prints QEMU's arguments and exits 0). FAKE_QEMU_NO_ICOUNT
+set: its -help lists no -icount (a QEMU built without it).
 Standard library only: run as a script, it imports nothing of the package.
 """
 
@@ -94,6 +96,10 @@ def qemu(argv):
     if argv == ["--version"]:
         print("QEMU emulator version 7.2.0 (frlock's fake)")
         return 0
+    if argv == ["-help"]:
+        print("-smp [[cpus=]n]\n" + ("" if os.environ.get("FAKE_QEMU_NO_ICOUNT") else
+                                     "-icount [shift=N|auto][,align=on|off][,sleep=on|off]\n"))
+        return 0
     with open(os.environ["FAKE_QEMU_PLAN"]) as f:
         plan = f.read().split()
     with open(os.environ["FAKE_QEMU_PLAN"], "w") as f:
@@ -114,6 +120,10 @@ def qemu(argv):
     if any(a.startswith("stdio,id=con") for a in argv):
         # No command: the console is QEMU's stdio, the terminal's.
         print("console: hello", flush=True)
+        write("status", "exit 0\n")
+        return 0
+    if what == "args":
+        write("stdout", " ".join(argv) + "\n")
         write("status", "exit 0\n")
         return 0
     if what == "ok":

@@ -22,7 +22,7 @@ import time
 
 from frlock import TOP
 from frlock.runner import cache_dir
-from frlock.tests import guest_jobs
+from frlock.tests import guest_exact, guest_jobs
 from frlock.tests.protocol import Run, kernel as build
 
 def parse(argv):
@@ -113,6 +113,9 @@ def main(argv):
             run.not_ok("the frlock kernel builds (make kernel)")
         else:
             guest_jobs.frlock_guests(run, kernel)
+            # The cost goals counted in guest instructions (run-guest
+            # --icount): make run's set, the seqcount events compiled in.
+            guest_exact.exact(run, kernel)
             guest_jobs.scrape(run, kernel)
             # The teaching labs, quick, judged from their results, their
             # reports in Chromium; the runner with a real guest, its faults

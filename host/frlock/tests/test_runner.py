@@ -120,6 +120,29 @@ class Runner(unittest.TestCase):
         self.assertEqual(rc, runner.LIVELOCK)
         self.assertEqual(len(err), 2, err)
 
+    def test_icount(self):
+        """run-guest --icount: QEMU gets -icount shift=0,sleep=off, single-threaded TCG and 1 vCPU"""
+        rc, out, err = self.run_guest(["args"], "--icount")
+        self.assertEqual((rc, err), (0, []))
+        args = out.split()
+        for opt, val in (("-icount", "shift=0,sleep=off"), ("-accel", "tcg,thread=single"),
+                         ("-smp", "1")):
+            self.assertEqual(args[args.index(opt) + 1], val, out)
+        self.assertEqual(args.count("-accel"), 1, out)
+        rc, out, err = self.run_guest(["args"])
+        self.assertNotIn("-icount", out.split())
+        self.assertEqual(out.split()[out.split().index("-smp") + 1], "2")
+
+    def test_no_icount(self):
+        """run-guest --icount on a QEMU without -icount: one line, exit 2, nothing booted"""
+        self.env["FAKE_QEMU_NO_ICOUNT"] = "1"
+        rc, out, err = self.run_guest(["args"], "--icount")
+        self.assertEqual((rc, out), (2, ""))
+        self.assertEqual(len(err), 1, err)
+        self.assertRegex(err[0], r"^run-guest: --icount: '.*fakeqemu.py' has no -icount option")
+        with open(self.plan) as f:
+            self.assertEqual(f.read().split(), ["args"])
+
     def test_panic(self):
         """run-guest: a kernel panic ends in one line, exit status 123, the log kept"""
         rc, _, err = self.run_guest(["panic"])
@@ -218,7 +241,11 @@ class BadInput(unittest.TestCase):
                 ("--port: cannot write '%s/none/feed'" % d, ["--port", "feed=%s/none/feed" % d]),
                 ("--port wants NAME=HOSTFILE", ["--port", "Feed=x"]),
                 ("--port: 'status' is taken", ["--port", "status=%s/x" % d]),
-                ("--hostfwd wants HOSTPORT:GUESTPORT", ["--hostfwd", "0.0.0.0:9100:9100"])):
+                ("--hostfwd wants HOSTPORT:GUESTPORT", ["--hostfwd", "0.0.0.0:9100:9100"]),
+                ("--icount runs 1 vCPU, not 2: under QEMU 7.2's -icount a second vCPU never "
+                 "comes up", ["--icount", "--smp", "2"]),
+                ("--icount counts instructions under TCG, not --accel kvm",
+                 ["--icount", "--accel", "kvm"])):
             with self.subTest(args=args):
                 self.refused(want, *args)
 
