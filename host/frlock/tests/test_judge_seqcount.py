@@ -70,27 +70,33 @@ def timer_list(jiffies, now_ns):
             "jiffies: %d\n\ncpu: 1\njiffies: %d\n" % (now_ns, jiffies, jiffies))
 
 
-def tick(writes, jiffies, secs):
-    """The tick workload's results (writes sections of jiffies_seq while
-    jiffies advanced by jiffies in secs), judged: (not ok lines, ok lines)."""
+def judged(part, files):
+    """The judge's part (seqcount.tick, seqcount.walk) on a results folder
+    holding files ({name: text}): (not ok lines, ok lines)."""
     with tempfile.TemporaryDirectory() as d:
-        hist = ("{ lock: [ffffffff82007a00] jiffies_seq , caller: [ffffffff81100000] "
-                "tick_do_update_jiffies64+0x1a/0x300 } hitcount: %10d\n\nTotals:\n    Hits: %d\n"
-                "    Entries: 1\n    Dropped: 0\n" % (writes, writes))
-        files = {"tick.write": hist, "tick.retry": "Totals:\n    Hits: 0\n    Dropped: 0\n",
-                 "tick.fs": json.dumps({"type": "frlockstat", "lock": "jiffies_seq", "writes": writes + 9,
-                                        "retries": 0}) + "\n",
-                 "tick.timer_list.begin": timer_list(4294892000, 3_000_000_000),
-                 "tick.timer_list.end": timer_list(4294892000 + jiffies, 3_000_000_000 + int(secs * 1e9))}
         for name, text in files.items():
             with open(os.path.join(d, name), "w") as f:
                 f.write(text)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             seqcount.checks.failed = 0
-            seqcount.tick(d)
+            part(d)
     lines = out.getvalue().splitlines()
     return [x for x in lines if x.startswith("not ok")], [x for x in lines if x.startswith("ok")]
+
+
+def tick(writes, jiffies, secs):
+    """The tick workload's results (writes sections of jiffies_seq while
+    jiffies advanced by jiffies in secs), judged: (not ok lines, ok lines)."""
+    hist = ("{ lock: [ffffffff82007a00] jiffies_seq , caller: [ffffffff81100000] "
+            "tick_do_update_jiffies64+0x1a/0x300 } hitcount: %10d\n\nTotals:\n    Hits: %d\n"
+            "    Entries: 1\n    Dropped: 0\n" % (writes, writes))
+    files = {"tick.write": hist, "tick.retry": "Totals:\n    Hits: 0\n    Dropped: 0\n",
+             "tick.fs": json.dumps({"type": "frlockstat", "lock": "jiffies_seq", "writes": writes + 9,
+                                    "retries": 0}) + "\n",
+             "tick.timer_list.begin": timer_list(4294892000, 3_000_000_000),
+             "tick.timer_list.end": timer_list(4294892000 + jiffies, 3_000_000_000 + int(secs * 1e9))}
+    return judged(seqcount.tick, files)
 
 
 class Tick(unittest.TestCase):
@@ -117,13 +123,9 @@ class Tick(unittest.TestCase):
 
     def test_no_timer_list(self):
         """judges/seqcount: a window without its /proc/timer_list readings fails"""
-        with tempfile.TemporaryDirectory() as d:
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                seqcount.checks.failed = 0
-                seqcount.tick(d)
+        bad, _ = judged(seqcount.tick, {})
         self.assertIn("not ok - tick: /proc/timer_list read around the window (jiffies and the "
-                      "monotonic clock)", out.getvalue())
+                      "monotonic clock)", bad)
 
 
 def walk(echild, lock_fallbacks, lock="dentry.d_seq", other=0):
@@ -139,21 +141,12 @@ def walk(echild, lock_fallbacks, lock="dentry.d_seq", other=0):
              "walk_redo_ns_pct": {"p50": 65535, "p99": 65535, "max": 65535}},
             {"type": "frlockstat_walk", "fallbacks": lock_fallbacks + other, "by_function": by_fn,
              "nolock_redos": other}]
-    with tempfile.TemporaryDirectory() as d:
-        files = {"walk.runs": "8 %d\n" % echild,
-                 "walk.fs": "".join(json.dumps(r) + "\n" for r in recs),
-                 "walk.bt": "Attaching 8 probes...\nTracing\n\n\n@echild[path_lookupat]: %d\n\n"
-                            % echild,
-                 "walk.load": json.dumps({"type": "path_summary", "write_errors": 0}) + "\n"}
-        for name, text in files.items():
-            with open(os.path.join(d, name), "w") as f:
-                f.write(text)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            seqcount.checks.failed = 0
-            seqcount.walk(d)
-    lines = out.getvalue().splitlines()
-    return [x for x in lines if x.startswith("not ok")], [x for x in lines if x.startswith("ok")]
+    files = {"walk.runs": "8 %d\n" % echild,
+             "walk.fs": "".join(json.dumps(r) + "\n" for r in recs),
+             "walk.bt": "Attaching 8 probes...\nTracing\n\n\n@echild[path_lookupat]: %d\n\n"
+                        % echild,
+             "walk.load": json.dumps({"type": "path_summary", "write_errors": 0}) + "\n"}
+    return judged(seqcount.walk, files)
 
 
 class Walk(unittest.TestCase):
