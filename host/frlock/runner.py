@@ -567,7 +567,11 @@ class Runner:
         a = self.a
         status = os.path.join(self.run, "status")
         monitor = os.path.join(self.run, "monitor")
-        qargs = ["-append", "console=ttyS0 panic=-1" + a.append]
+        # no_timer_check: under TCG on a loaded host the IO-APIC timer
+        # check at boot can see too few ticks and panic ("IO-APIC + timer
+        # doesn't work!"): seen twice in one afternoon, on the stock and
+        # the seqcount kernels; QEMU's timer routing is not under test.
+        qargs = ["-append", "console=ttyS0 panic=-1 no_timer_check" + a.append]
         port(qargs, "status", "file,path=" + status)
         pumps, fds, stdin = [], [], subprocess.DEVNULL
         outs = []
