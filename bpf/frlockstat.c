@@ -861,10 +861,10 @@ static void label_of(const struct lock_stat *st, const struct ksyms *ksyms, char
 }
 
 /*
- * Labels found through BTF and kallsyms (linear searches of about 100,000
- * entries) are kept per instance, so that a poll does not search again:
- * every name but one made from a first writer not seen yet. Emptied when
- * the symbols are reread.
+ * Labels (symbols, BTF types and their members, slab caches) are kept
+ * per instance, so that a poll does not work them out again: every name
+ * but one made from a first writer not seen yet. Emptied when the
+ * symbols are reread.
  */
 struct label_cached {
 	unsigned long long key;
@@ -2391,7 +2391,8 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
  * A caller may lie in a module loaded after we started (the KUnit suite's
  * writers and readers do), and a kallsyms snapshot taken before it would
  * name the last symbol below it, whatever that is. Reread /proc/kallsyms
- * when the list of modules has changed since the last snapshot.
+ * (its modules' lines: ksyms__reload) when the list of modules has
+ * changed since the last snapshot.
  */
 static struct ksyms *ksyms_refresh(struct ksyms *ksyms)
 {
