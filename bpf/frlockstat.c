@@ -463,6 +463,76 @@ static bool member_path(__u32 id, __u32 off, char *buf, size_t len, bool strict)
 	return false;
 }
 
+/*
+ * btf__find_by_name_kind() reads vmlinux's BTF type by type (about a
+ * million guest instructions a call), and naming a poll's new locks asks
+ * it for many names: every struct and variable by name, hashed once
+ * before the attach (main). The first type of a name and kind wins, as
+ * it does there.
+ */
+static struct btf_named {
+	const char *name;
+	int id;
+} *btf_named;
+static size_t btf_named_mask;
+
+static size_t btf_name_slot(const char *name, int kind)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL ^ kind;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
+	return h & btf_named_mask;
+}
+
+static void btf_index(void)
+{
+	__u32 nr = btf__type_cnt(vmlinux_btf);
+	size_t cap = 1;
+
+	while (cap < 2 * (size_t)nr)
+		cap <<= 1;
+	btf_named = calloc(cap, sizeof(*btf_named));
+	if (!btf_named)
+		return;
+	btf_named_mask = cap - 1;
+	for (__u32 id = 1; id < nr; id++) {
+		const struct btf_type *t = btf__type_by_id(vmlinux_btf, id);
+		int kind = btf_kind(t);
+		const char *name;
+		size_t i;
+
+		if (kind != BTF_KIND_STRUCT && kind != BTF_KIND_VAR)
+			continue;
+		name = btf__name_by_offset(vmlinux_btf, t->name_off);
+		if (!name || !*name)
+			continue;
+		for (i = btf_name_slot(name, kind); btf_named[i].name; i = (i + 1) & btf_named_mask)
+			if (btf_kind(btf__type_by_id(vmlinux_btf, btf_named[i].id)) == kind &&
+			    !strcmp(btf_named[i].name, name))
+				break;
+		if (!btf_named[i].name) {
+			btf_named[i].name = name;
+			btf_named[i].id = id;
+		}
+	}
+}
+
+/* The id of the struct or variable @name of vmlinux's BTF, or a negative number. */
+static int btf_find(const char *name, int kind)
+{
+	if (!btf_named)
+		btf_index();
+	if (!btf_named)
+		return btf__find_by_name_kind(vmlinux_btf, name, kind);
+	for (size_t i = btf_name_slot(name, kind); btf_named[i].name;
+	     i = (i + 1) & btf_named_mask)
+		if (btf_kind(btf__type_by_id(vmlinux_btf, btf_named[i].id)) == kind &&
+		    !strcmp(btf_named[i].name, name))
+			return btf_named[i].id;
+	return -ENOENT;
+}
+
 /* "func" of "func+0x1f": the function a site is in. */
 static const char *func_of(const struct ksyms *ksyms, unsigned long long site, char *buf,
 			   size_t len)
@@ -644,7 +714,7 @@ static int slab_type(const char *cache, unsigned int size)
 		cands[3] = info;
 	}
 	for (int i = 0; cands[i]; i++) {
-		int id = btf__find_by_name_kind(vmlinux_btf, cands[i], BTF_KIND_STRUCT);
+		int id = btf_find(cands[i], BTF_KIND_STRUCT);
 
 		if (id > 0 && btf__type_by_id(vmlinux_btf, id)->size <= size)
 			return id;
@@ -753,8 +823,9 @@ static void label_of(const struct lock_stat *st, const struct ksyms *ksyms, char
 
 		ksyms__format(ksyms, st->where, sym, sizeof(sym));
 		sym[strcspn(sym, "+")] = '\0';
-		base = ksyms__addr(ksyms, sym);
-		id = btf__find_by_name_kind(vmlinux_btf, sym, BTF_KIND_VAR);
+		/* The symbol just named, by its address: no search by its name. */
+		base = ksyms__start(ksyms, st->where);
+		id = btf_find(sym, BTF_KIND_VAR);
 		snprintf(buf, len, "%.60s", sym);
 		if (id > 0 && base <= st->where &&
 		    member_path(btf__type_by_id(vmlinux_btf, id)->type, st->where - base, buf, len,
@@ -790,10 +861,10 @@ static void label_of(const struct lock_stat *st, const struct ksyms *ksyms, char
 }
 
 /*
- * Labels found through BTF and kallsyms (linear searches of about 100,000
- * entries) are kept per instance, so that a poll does not search again:
- * every name but one made from a first writer not seen yet. Emptied when
- * the symbols are reread.
+ * Labels (symbols, BTF types and their members, slab caches) are kept
+ * per instance, so that a poll does not work them out again: every name
+ * but one made from a first writer not seen yet. Emptied when the
+ * symbols are reread.
  */
 struct label_cached {
 	unsigned long long key;
@@ -2320,7 +2391,8 @@ static void print_interval(struct frlockstat_bpf *obj, const struct ksyms *ksyms
  * A caller may lie in a module loaded after we started (the KUnit suite's
  * writers and readers do), and a kallsyms snapshot taken before it would
  * name the last symbol below it, whatever that is. Reread /proc/kallsyms
- * when the list of modules has changed since the last snapshot.
+ * (its modules' lines: ksyms__reload) when the list of modules has
+ * changed since the last snapshot.
  */
 static struct ksyms *ksyms_refresh(struct ksyms *ksyms)
 {
@@ -2345,10 +2417,9 @@ static struct ksyms *ksyms_refresh(struct ksyms *ksyms)
 	}
 	free(modules);
 	modules = now;
-	ksyms__free(ksyms);
 	nr_label_cache = 0;	/* a module came or went: its symbols too */
 	nr_slab_links = -1;	/* and its caches */
-	ksyms = ksyms__load();
+	ksyms = ksyms__reload(ksyms);
 	if (!ksyms)
 		fprintf(stderr, "frlockstat: failed to load /proc/kallsyms\n");
 	return ksyms;
@@ -2400,6 +2471,13 @@ int main(int argc, char **argv)
 		return 1;
 	pcpu_size = ksyms__addr(ksyms, "__per_cpu_end");
 	resolve_filter();
+	/*
+	 * Indexed before the attach, not by the first poll, as the slab
+	 * caches' links are read: naming the locks a poll finds would
+	 * otherwise search BTF's types while the load is traced.
+	 */
+	btf_index();
+	read_slab_links();
 
 	probe_event = has_frlock ? "frlock_write_begin" : "seqcount_write_begin";
 	if (!env.raw_tp) {

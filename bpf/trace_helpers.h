@@ -29,12 +29,19 @@ void print_json_hist(FILE *f, const unsigned int *slots, int nr);
 struct ksyms;
 
 struct ksyms *ksyms__load(void);
+/*
+ * A new snapshot, @old's kernel symbols kept and only the modules' (and
+ * BPF's and ftrace's) reread; @old is freed. NULL on failure.
+ */
+struct ksyms *ksyms__reload(struct ksyms *old);
 void ksyms__free(struct ksyms *ksyms);
 /* "func+0x1f" for @addr into @buf, or its hex value if no symbol covers it. */
 const char *ksyms__format(const struct ksyms *ksyms, unsigned long long addr,
 			  char *buf, size_t len);
 /* The address of the symbol @name, 0 if there is none. */
 unsigned long long ksyms__addr(const struct ksyms *ksyms, const char *name);
+/* The address of the symbol ksyms__format names @addr by, 0 if there is none. */
+unsigned long long ksyms__start(const struct ksyms *ksyms, unsigned long long addr);
 /* The address of the first symbol above @addr, 0 if there is none. */
 unsigned long long ksyms__next(const struct ksyms *ksyms, unsigned long long addr);
 
