@@ -774,8 +774,11 @@ static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long
 	__sync_fetch_and_add(&st->waits, 1);
 	first_site(&st->reader, caller);
 	site_add(ctx, key, caller, CALLER_WAIT, 0, 0);
-	if (!w)
-		return 0;	/* its write began before we attached, or made way */
+	if (!w) {
+		/* Its write began before we attached, or its record made way. */
+		__sync_fetch_and_add(&st->waits_unjoined, 1);
+		return 0;
+	}
 	if (i >= WAITERS) {
 		drop(-E2BIG, DROP_WAITERS);
 		return 0;

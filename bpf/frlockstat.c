@@ -1715,6 +1715,10 @@ static void print_hists(const struct interval *iv)
 			printf("  and %llu wait%s whose write ended before the probe timed it: "
 			       "each ≤ its write's hold, %llu ns in all\n", r->d.waits_bounded,
 			       r->d.waits_bounded > 1 ? "s" : "", r->d.wait_ub_ns_sum);
+		if (r->d.waits_unjoined)
+			printf("  and %llu wait%s not timed: the write began before the attach, "
+			       "or its record made way\n", r->d.waits_unjoined,
+			       r->d.waits_unjoined > 1 ? "s" : "");
 		print_hist("reader time lost to a retry, at least (ns, the colliding "
 			   "write's begin to the retry)", &r->d.retry_lb_ns, "retry");
 		if (env.walk && r->d.walk_fallbacks) {
@@ -1822,8 +1826,9 @@ static void print_json(const struct interval *iv)
 			printf("\"0x%llx\"", r->addr);
 		printf(",\"writes\":%llu,\"retries\":%llu", d->writes, d->retries);
 		printf(",\"waits\":%llu,\"waits_joined\":%llu,\"wait_ns_sum\":%llu,"
-		       "\"waits_bounded\":%llu,\"wait_ub_ns\":%llu", d->waits, d->waits_timed,
-		       d->wait_ns_sum, d->waits_bounded, d->wait_ub_ns_sum);
+		       "\"waits_bounded\":%llu,\"wait_ub_ns\":%llu,\"waits_unjoined\":%llu", d->waits,
+		       d->waits_timed, d->wait_ns_sum, d->waits_bounded, d->wait_ub_ns_sum,
+		       d->waits_unjoined);
 		printf(",\"retries_joined\":%llu,\"retry_lost_lb_ns\":%llu",
 		       d->retries_joined, d->retry_lb_ns_sum);
 		printf(",\"hold_ns_sum\":%llu,\"lost\":{\"ns\":%llu,\"bound\":%s}", d->hold_ns_sum,
@@ -1833,8 +1838,9 @@ static void print_json(const struct interval *iv)
 		printf(",\"top_reader\":");
 		json_str(top_func(r, false, iv->ksyms, rbuf, sizeof(rbuf)));
 		printf(",\"total\":{\"writes\":%llu,\"retries\":%llu", t->writes, t->retries);
-		printf(",\"waits\":%llu,\"waits_joined\":%llu,\"waits_bounded\":%llu",
-		       t->waits, t->waits_timed, t->waits_bounded);
+		printf(",\"waits\":%llu,\"waits_joined\":%llu,\"waits_bounded\":%llu"
+		       ",\"waits_unjoined\":%llu", t->waits, t->waits_timed, t->waits_bounded,
+		       t->waits_unjoined);
 		printf(",\"retries_joined\":%llu}", t->retries_joined);
 		json_hist("hold_ns", &d->hold_ns);
 		json_hist("wait_ns", &d->wait_ns);

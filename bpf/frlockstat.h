@@ -61,6 +61,8 @@ struct lock_stat {
 	unsigned long long waits_timed;	/* waits timed to the end of their write */
 	unsigned long long waits_bounded;	/* waits whose write ended before they were
 						 * timed: each at most its write's hold */
+	unsigned long long waits_unjoined;	/* waits whose write had no record: it began
+						 * before the attach, or its record made way */
 	unsigned long long hold_ns_sum;	/* the histograms' exact sums */
 	unsigned long long wait_ns_sum;
 	unsigned long long retry_lb_ns_sum;
