@@ -28,11 +28,15 @@ def judge(run, name, *args):
              [os.path.join(HOST, name)] + list(args))
 
 
+def bpf_tools(run, kernel):
+    """bpf/'s tools against the kernel's BTF: before the first guest that
+    runs frlockstat (the exact check's)."""
+    return run.check("libbpf tools build against the frlock kernel's BTF",
+                     ["make", "-C", os.path.join(TOP, "bpf"), "KERNEL=" + kernel])
+
+
 def frlock_guests(run, kernel):
     logs = run.logs
-    run.check("libbpf tools build against the frlock kernel's BTF",
-              ["make", "-C", os.path.join(TOP, "bpf"), "KERNEL=" + kernel])
-
     # The frlock kernel: events, KUnit, timekeeping under load, hist
     # recipes, frlockstat, and the kernel's time semantics.
     res = os.path.join(logs, "results-frlock-kernel")

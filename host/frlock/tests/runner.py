@@ -112,6 +112,9 @@ def main(argv):
         if not kernel:
             run.not_ok("the frlock kernel builds (make kernel)")
         else:
+            # frlockstat and the other tools, which every guest below runs
+            # from the share (a clean clone has none built).
+            guest_jobs.bpf_tools(run, kernel)
             # The cost goals counted in guest instructions (run-guest
             # --icount): make run's set, the seqcount events compiled in.
             # First: it builds the stock kernel, which frlock_guests'
