@@ -102,16 +102,16 @@ def held(v):
     """The locks whose readers retried or waited, in the view's order
     (retries, then writes), with their cells: retries/s, waits/s and, from
     a recording with frlockstat -W, the path walks that fell back after a
-    retry of the lock (fallbacks/s, their ref-walk redo's p50)."""
+    retry of the lock, where there were any (fallbacks/s, their ref-walk
+    redo's p50)."""
     cols = v.lock_columns()
-    at = {c: cols.index(c) for c in ("writes/s", "retries/s", "waits/s")}
-    if v.with_walk:
-        at.update((c, cols.index(c)) for c in ("fallbacks/s", "redo p50"))
     out = []
     for r in v.lock_rows():
         lk = v.locks[r["lock"]]
         if lk.sums["retries"] + lk.sums["waits"]:
-            out.append((r["lock"], {c: r["cells"][i] for c, i in at.items()}))
+            want = ("writes/s", "retries/s", "waits/s") + (
+                ("fallbacks/s", "redo p50") if lk.walk_fallbacks else ())
+            out.append((r["lock"], {c: r["cells"][cols.index(c)] for c in want}))
     return out
 
 
@@ -198,8 +198,8 @@ def cells(v, name, lock, tier):
 
 
 HEAD = ("| workload | lock | locks whose readers retried or waited (retries/s, waits/s; "
-        "with `-W`, the path walks that fell back to ref-walk after a retry, per second, "
-        "and their redo's p50 in ns): "
+        "with `-W`, where any did, the path walks that fell back to ref-walk after a retry, "
+        "per second, and their redo's p50 in ns): "
         "their top writer (task, site), its lost reads and the read time they cost | "
         "run | run again by |\n|---|---|---|---|---|")
 
