@@ -86,8 +86,9 @@ bpf: deps
 	$(MAKE) -C bpf
 
 # make run [DURATION=s] [THREADS=n] [VIA=syscall|vdso] [WRITERS=w/s] [INTERVAL=s]
-#          [PROMETHEUS=1] [SELF_COST=1] [CMD='COMMAND ARGS']: SELF_COST=1 also
-#          shows frlockstat's own cost (frlockstat -S); CMD runs instead of gtod-load,
+#          [PROMETHEUS=1] [SELF_COST=1] [WALK=1] [CMD='COMMAND ARGS']: SELF_COST=1 also
+#          shows frlockstat's own cost (frlockstat -S); WALK=1 the path walks that
+#          fell back to ref-walk, per lock (frlockstat -W); CMD runs instead of gtod-load,
 #          DURATION its cap (host/frlock-run -- COMMAND ARGS does the same);
 # host/frlock-run checks the knobs first (exit 2), then installs, builds and
 # boots; see host/README.md.
@@ -97,7 +98,8 @@ run:
 		--interval '$(subst ','\'',$(INTERVAL))' \
 		--smp '$(subst ','\'',$(SMP))' --mem '$(subst ','\'',$(MEM))' \
 		--accel '$(subst ','\'',$(ACCEL))' --prometheus '$(subst ','\'',$(PROMETHEUS))' \
-		--self-cost '$(subst ','\'',$(SELF_COST))' --cmd '$(subst ','\'',$(CMD))'); \
+		--self-cost '$(subst ','\'',$(SELF_COST))' --walk '$(subst ','\'',$(WALK))' \
+		--cmd '$(subst ','\'',$(CMD))'); \
 	host/frlock-run --check "$${args[@]}" && \
 	$(MAKE) --no-print-directory deps && \
 	host/frlock-run "$${args[@]}"

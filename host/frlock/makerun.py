@@ -63,9 +63,10 @@ from . import TOP, carry, knobs
 
 PROG = "make run"
 KNOBS = ("duration", "threads", "via", "writers", "interval", "smp", "mem", "accel",
-         "prometheus", "self_cost")
+         "prometheus", "self_cost", "walk")
 DEFAULTS = {"duration": "20", "threads": "2", "via": "syscall", "writers": "200",
-            "interval": "1", "smp": "2", "mem": "2048", "accel": "auto", "prometheus": "0", "self_cost": "0"}
+            "interval": "1", "smp": "2", "mem": "2048", "accel": "auto", "prometheus": "0", "self_cost": "0",
+            "walk": "0"}
 PROM = os.path.join(TOP, "dashboards", "prometheus", "local-prometheus")
 INCOMPLETE = 3          # dashboards/server: the feed ended without feed_end
 WORKLOAD_FAILED = 3     # frlock-watch, and so make run: the user's COMMAND failed
@@ -93,7 +94,9 @@ def parser():
             ("mem", "MB", "guest memory"), ("accel", "auto|kvm|tcg", "QEMU's accelerator"),
             ("prometheus", "0|1", "1: also a local Prometheus for the run"),
             ("self_cost", "0|1", "1: frlockstat -S, which reports its own cost (and turns "
-             "the kernel's BPF statistics on, which costs each program run)")):
+             "the kernel's BPF statistics on, which costs each program run)"),
+            ("walk", "0|1", "1: frlockstat -W, the path walks that fell back to ref-walk, "
+             "per lock (its probes cost about 1,400 instructions a path lookup)")):
         p.add_argument("--" + name.replace("_", "-"), dest=name, metavar=metavar, default="",
                        help="%s (default %s; empty: the default)" % (what, DEFAULTS[name]))
     return p
@@ -114,7 +117,8 @@ def parse(argv):
     if why:
         p.error(why)
     for name, allowed in (("via", ("syscall", "vdso")), ("accel", ("auto", "kvm", "tcg")),
-                          ("prometheus", ("0", "1")), ("self_cost", ("0", "1"))):
+                          ("prometheus", ("0", "1")), ("self_cost", ("0", "1")),
+                          ("walk", ("0", "1"))):
         if k[name] not in allowed:
             p.error("%s wants %s, not '%s'" % (name.upper(), " or ".join(
                 ", ".join(allowed).rsplit(", ", 1)), k[name]))
@@ -235,8 +239,9 @@ class Run:
         if k["prometheus"] == "1":
             extra += self.prometheus()
             watch_prom = " -P 9100" if self.prom_dir else ""
-        watch = "/opt/frlock/guest-rootfs/frlock-watch -d %s -i %s%s%s" % (
-            k["duration"], k["interval"], watch_prom, " -S" if k["self_cost"] == "1" else "")
+        watch = "/opt/frlock/guest-rootfs/frlock-watch -d %s -i %s%s%s%s" % (
+            k["duration"], k["interval"], watch_prom, " -S" if k["self_cost"] == "1" else "",
+            " -W" if k["walk"] == "1" else "")
         if work:
             argv, files = work
             for f in files:

@@ -16,8 +16,9 @@ printed them (NAME.txt, after the date, the kernel and the command). Every
 cell of the table is computed here from the feed through the host's one
 view (view.py), and the distinct locks' line under the table too; the
 table between the markers in docs/workloads.md is this module's output
-and nothing else (test_workloads runs --check). A column for the path
-walk's fallbacks belongs in cells() once frlockstat's records carry them.
+and nothing else (test_workloads runs --check). A row recorded with
+frlock-run --walk 1 (frlockstat -W) also shows, per lock, the path walks
+that fell back to ref-walk after its retries; make test runs it again so.
 
 Exit status: 0; 1 when --check finds the table out of date or a recording
 is bad (one line naming it); 2 on bad usage.
@@ -99,19 +100,19 @@ def command(v):
 
 def held(v):
     """The locks whose readers retried or waited, in the view's order
-    (retries, then writes), with their retries/s and waits/s cells."""
+    (retries, then writes), with their cells: retries/s, waits/s and, from
+    a recording with frlockstat -W, the path walks that fell back after a
+    retry of the lock, where there were any (fallbacks/s, their ref-walk
+    redo's p50)."""
+    cols = v.lock_columns()
     out = []
     for r in v.lock_rows():
         lk = v.locks[r["lock"]]
         if lk.sums["retries"] + lk.sums["waits"]:
-            c = r["cells"]
-            out.append((r["lock"], c[LOCK_RETRIES], c[LOCK_WAITS]))
+            want = ("writes/s", "retries/s", "waits/s") + (
+                ("fallbacks/s", "redo p50") if lk.walk_fallbacks else ())
+            out.append((r["lock"], {c: r["cells"][cols.index(c)] for c in want}))
     return out
-
-
-LOCK_WRITES = view.LOCK_COLUMNS.index("writes/s")
-LOCK_RETRIES = view.LOCK_COLUMNS.index("retries/s")
-LOCK_WAITS = view.LOCK_COLUMNS.index("waits/s")
 
 
 def writers(v, lock):
@@ -170,23 +171,35 @@ def unjoined(path):
     return wrong, n
 
 
+def rates_cell(c):
+    """A lock's rates as "(retries/s, waits/s)", or with -W's fallbacks
+    "(retries/s, waits/s; 3.1 fell back, redo p50 <64K)"."""
+    out = "%s, %s" % (c["retries/s"], c["waits/s"])
+    if "fallbacks/s" in c:
+        out += "; %s fell back, redo p50 %s" % (c["fallbacks/s"], c["redo p50"])
+    return "(%s)" % out
+
+
 def cells(v, name, lock, tier):
     """Row NAME's cells from its recording's view V, and the locks whose
     readers retried or waited in it."""
     locks = held(v)
-    if lock not in [lk for lk, _, _ in locks]:
+    if lock not in [lk for lk, _ in locks]:
         raise Bad("%s: the row's lock %s neither retried nor waited in its recording"
                   % (name, lock))
     parts = []
-    for lk, retries, waits in locks:
+    for lk, c in locks:
         top = writers(v, lk)
-        parts.append("`%s` (%s, %s)%s" % (lk, retries, waits,
-                                          ": " + writer_cell(top[0]) if top else ""))
-    return ["`%s`" % command(v), "`%s`" % lock, "<br>".join(parts),
-            "[%s](workloads/%s.txt)" % (name, name), TIERS[tier]], [lk for lk, _, _ in locks]
+        parts.append("`%s` %s%s" % (lk, rates_cell(c),
+                                     ": " + writer_cell(top[0]) if top else ""))
+    return ["`%s`" % command(v) + (" (`-W`)" if v.with_walk else ""), "`%s`" % lock,
+            "<br>".join(parts), "[%s](workloads/%s.txt)" % (name, name), TIERS[tier]], \
+        [lk for lk, _ in locks]
 
 
-HEAD = ("| workload | lock | locks whose readers retried or waited (retries/s, waits/s): "
+HEAD = ("| workload | lock | locks whose readers retried or waited (retries/s, waits/s; "
+        "with `-W`, where any did, the path walks that fell back to ref-walk after a retry, "
+        "per second, and their redo's p50 in ns): "
         "their top writer (task, site), its lost reads and the read time they cost | "
         "run | run again by |\n|---|---|---|---|---|")
 
@@ -204,7 +217,8 @@ def table():
         for r in v.lock_rows():
             n = v.locks[r["lock"]].sums["writes"]
             if n and n / v.span() > written.get(r["lock"], (0,))[0]:
-                written[r["lock"]] = (n / v.span(), r["cells"][LOCK_WRITES], name)
+                written[r["lock"]] = (n / v.span(),
+                                      r["cells"][v.lock_columns().index("writes/s")], name)
     quiet = sorted(lk for lk in written if lk not in seen)
     lines += ["", "%d distinct locks whose readers retried or waited across the table: %s."
               % (len(seen), ", ".join("`%s`" % lk for lk in sorted(seen))),

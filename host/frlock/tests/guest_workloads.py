@@ -28,9 +28,14 @@ LONG = bool(os.environ.get("FRLOCK_TEST_LONG"))
 
 
 def rows():
-    """(command, lock) of each row this target runs."""
-    return [(workloads.command(workloads.read(name)), lock)
-            for name, lock, tier in workloads.ROWS if LONG or tier == "test"]
+    """(command, lock, frlock-run's knobs) of each row this target runs:
+    --walk 1 for a row recorded with frlockstat -W."""
+    out = []
+    for name, lock, tier in workloads.ROWS:
+        if LONG or tier == "test":
+            v = workloads.read(name)
+            out.append((workloads.command(v), lock, ["--walk", "1"] if v.with_walk else []))
+    return out
 
 
 def results_dir(stdout):
@@ -44,15 +49,15 @@ class Workloads(unittest.TestCase):
         """workloads: the rows to run (3 or more), each a command on the host's PATH"""
         r = rows()
         self.assertGreaterEqual(len(r), 3, workloads.DOC)
-        for cmd, _ in r:
+        for cmd, _, _ in r:
             self.assertTrue(shutil.which(shlex.split(cmd)[0]), "%s: not on PATH (make deps)" % cmd)
 
     def test_rows(self):
         """workloads: each row through frlock-run (make test: its "make test" rows; make test-long: all): its lock retried or waited, the command and its status reported, every who-cost-whom row joined to a writer of its lock"""
-        for cmd, lock in rows():
+        for cmd, lock, knobs in rows():
             with self.subTest(workload=cmd):
                 t0 = time.monotonic()
-                p = subprocess.run([RUN, "--duration", "60", "--"] + shlex.split(cmd),
+                p = subprocess.run([RUN, "--duration", "60"] + knobs + ["--"] + shlex.split(cmd),
                                    env=dict(os.environ, FRLOCK_KERNEL=KERNEL),
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True, timeout=600)

@@ -27,7 +27,8 @@ BAD = [("DURATION", "abc", "DURATION wants whole seconds from 1 to 86400, not 'a
        ("SMP", "256", "SMP wants a number of guest vCPUs from 1 to 255, not '256'"),
        ("MEM", "100", "MEM wants a size in MB from 1024 to"),
        ("ACCEL", "xen", "ACCEL wants auto, kvm or tcg, not 'xen'"),
-       ("PROMETHEUS", "yes", "PROMETHEUS wants 0 or 1, not 'yes'")]
+       ("PROMETHEUS", "yes", "PROMETHEUS wants 0 or 1, not 'yes'"),
+       ("WALK", "2", "WALK wants 0 or 1, not '2'")]
 
 
 class Knobs(unittest.TestCase):
@@ -57,7 +58,7 @@ class Knobs(unittest.TestCase):
         self.assertEqual(subprocess.run([run, "--check"]).returncode, 0)
         self.assertEqual(subprocess.run(
             [run, "--check", "--duration", "5", "--threads", "1", "--via", "vdso", "--writers",
-             "0", "--interval", "5", "--prometheus", "1"]).returncode, 0)
+             "0", "--interval", "5", "--prometheus", "1", "--walk", "1"]).returncode, 0)
         p = subprocess.run([run, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
         self.assertEqual((p.returncode, p.stderr), (0, ""))

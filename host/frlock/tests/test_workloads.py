@@ -40,7 +40,7 @@ class Table(unittest.TestCase):
         held, written = set(), set()
         for name, _, _ in workloads.ROWS:
             v = workloads.read(name)
-            held.update(lk for lk, _, _ in workloads.held(v))
+            held.update(lk for lk, _ in workloads.held(v))
             written.update(lk for lk, x in v.locks.items() if x.sums["writes"])
         with open(workloads.DOC) as f:
             why = f.read().split("## The locks no packaged workload made retry, and why")[1]
