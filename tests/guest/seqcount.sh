@@ -8,9 +8,10 @@
 #  - renames against path lookups and getcwd(): rename_lock and d_seq;
 #  - mounts and unmounts against lookups that cross the mount point:
 #    mount_lock;
-#  - the tick: jiffies_seq's writes. This guest's kernel has no NO_HZ, and
-#    on 64-bit nothing else reads jiffies_seq, so it has writes and no
-#    retries; the check says so. Each write section advances jiffies by the
+#  - the tick: jiffies_seq's writes. Its one reader on 64-bit is a CPU
+#    going idle (tick_nohz_next_event(), NO_HZ_IDLE), which a busy guest
+#    seldom meets in a write section: the check counts its retries and
+#    does not ask for any. Each write section advances jiffies by the
 #    ticks since the last one, which is more than one when the tick came
 #    late (a vCPU the host did not run): the host compares the sections
 #    with the jiffies they advanced, and jiffies with the guest's own

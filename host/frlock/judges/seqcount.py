@@ -309,8 +309,9 @@ def timer_list(text):
 
 
 def tick(d):
-    """This guest's kernel has no NO_HZ, and on 64-bit nothing else reads
-    jiffies_seq, so it has writes and no retries. Its write sections are
+    """jiffies_seq's one reader on 64-bit is a CPU going idle
+    (tick_nohz_next_event(), NO_HZ_IDLE), seldom in a write section, so
+    its retries are counted and none asked for. Its write sections are
     the tick's, but not one a jiffy: a tick that comes late (its vCPU not
     run by a busy host) advances jiffies by every tick missed, in one
     section. So the sections are counted against the jiffies they advanced,
