@@ -57,6 +57,10 @@ ROWS = (
     ("hackbench", "tk_core", "long"),
     ("cyclictest", "tk_core", "long"),
     ("cyclictest-realtime", "hrtimer_bases.clock_base[1].seq", "long"),
+    ("rename-procfs-30s", "rename_lock", "long"),
+    ("fio-randrw", "tk_core", "long"),
+    ("svsematest", "tk_core", "long"),
+    ("timerfd", "tk_core", "long"),
 )
 
 
