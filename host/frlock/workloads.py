@@ -61,6 +61,8 @@ ROWS = (
     ("fio-randrw", "tk_core", "long"),
     ("svsematest", "tk_core", "long"),
     ("timerfd", "tk_core", "long"),
+    ("psi-switch", "tk_core", "long"),
+    ("psi-procfs", "tk_core", "long"),
 )
 
 
