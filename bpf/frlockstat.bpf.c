@@ -149,6 +149,21 @@ static __always_inline struct write_rec *write_slot(u64 lock, u32 seq, u32 probe
 	return bpf_map_lookup_elem(&recent_writes, &i);
 }
 
+/*
+ * @w's writer, copied into @s, if @w is still the write @tag's: the
+ * atomic read of the tag is a full barrier after the copies, and a write
+ * that took the record changed the tag before anything else (write_take).
+ */
+static __always_inline bool write_snap(struct write_rec *w, u64 tag, struct writer_snap *s)
+{
+	s->caller = w->caller;
+	s->parent = w->parent;
+	s->begin_ns = w->begin_ns;
+	s->end_ns = w->end_ns;
+	__builtin_memcpy(s->comm, w->comm, COMM_LEN);
+	return __sync_fetch_and_or(&w->tag, 0) == tag;
+}
+
 /* The record of the write (@lock, @seq); NULL if it is not there (made way, or never stored). */
 static __always_inline struct write_rec *write_of(u64 lock, u32 seq)
 {
@@ -166,18 +181,21 @@ static __always_inline struct write_rec *write_of(u64 lock, u32 seq)
 
 /*
  * Claim @w for the write @tag begun at @now, unless another lock's write
- * still open holds it. Writes of one lock are serialized, and a write's
- * readers and end come after its begin: only another lock's begin can
- * race for the slot (the compare-and-swap settles it). A closed record
- * is reused: a retry or a late wait reading it in the instant another
- * lock's begin lands on its very slot would mix the two (at 3,000 writes
- * a second, a slot is taken 0.4 times a second: about one such read in
- * 10^7).
+ * not yet closed holds it. Writes of one lock are serialized, and a
+ * write's readers and end come after its begin: only another lock's
+ * begin can race for the slot (the compare-and-swap settles it). A closed
+ * record is reused, so a reader that joined it may find it taken while it
+ * reads: write_snap copies what it needs, then reads the tag again, which
+ * the taker changed first. Without that check a rename storm (tens of
+ * thousands of d_seq writes a second, each slot taken several times a
+ * second) put another lock's writer on one of tk_core's retries in a
+ * make test run.
  */
 static __always_inline bool write_take(struct write_rec *w, u64 lock, u64 tag, u64 old)
 {
 	if (__sync_val_compare_and_swap(&w->tag, old, tag) != old)
 		return false;
+	w->closed = 0;
 	w->lock = lock;
 	return true;
 }
@@ -186,8 +204,11 @@ static __always_inline bool write_claim(struct write_rec *w, u64 lock, u64 tag, 
 {
 	u64 old = w->tag;
 
-	/* Signed: another CPU's begin may be a little ahead of our clock. */
-	if (old && ((old ^ tag) >> 32 || w->lock != lock) && !w->end_ns &&
+	/*
+	 * Not closed: its end has not timed its waits yet. Signed: another
+	 * CPU's begin may be a little ahead of our clock.
+	 */
+	if (old && ((old ^ tag) >> 32 || w->lock != lock) && !w->closed &&
 	    (s64)(now - w->begin_ns) < (s64)STALE_NS)
 		return false;
 	return write_take(w, lock, tag, old);
@@ -508,7 +529,7 @@ static __always_inline void site_add(void *ctx, u64 key, unsigned long caller,
 }
 
 /* A reader cost by the write @w: count it at that write's site. */
-static __always_inline void caused_add(u64 key, const struct write_rec *w,
+static __always_inline void caused_add(u64 key, const struct writer_snap *w,
 				       unsigned int kind, u64 ns)
 {
 	struct caller_key ck = { .lock = key, .caller = w->caller, .parent = w->parent,
@@ -570,7 +591,7 @@ static __always_inline void writer_who(struct write_rec *w)
 }
 
 /* -c: a retry joined to the write @w, which cost it at least @ns. */
-static __always_inline void pair_retry(u64 key, const struct write_rec *w, unsigned long caller,
+static __always_inline void pair_retry(u64 key, const struct writer_snap *w, unsigned long caller,
 				       u64 ns)
 {
 	struct pair_key pk = { .lock = key, .writer = w->caller, .reader = caller,
@@ -601,16 +622,17 @@ static __always_inline void waiter_who(struct write_rec *w, u32 i, unsigned long
 	current_comm(w->waiter[i].comm);
 }
 
-/* -c: the wait of slot @i, of the write @w, timed at @ns. */
-static __always_inline void pair_wait(u64 key, const struct write_rec *w, u32 i, u64 ns)
+/* -c: the wait of @who, on the write @w, timed at @ns. */
+static __always_inline void pair_wait(u64 key, const struct writer_snap *w,
+				      const struct who *who, u64 ns)
 {
 	struct pair_key pk = { .lock = key, .writer = w->caller, .kind = PAIR_WAIT };
 
-	if (!per_caller || i >= WAITERS)
+	if (!per_caller)
 		return;
-	pk.reader = w->waiter[i].site;
+	pk.reader = who->site;
 	__builtin_memcpy(pk.writer_comm, w->comm, COMM_LEN);
-	__builtin_memcpy(pk.reader_comm, w->waiter[i].comm, COMM_LEN);
+	__builtin_memcpy(pk.reader_comm, who->comm, COMM_LEN);
 	pair_count(&pk, ns);
 }
 
@@ -657,15 +679,15 @@ static __always_inline int write_begin(void *ctx, u64 lock, u32 seq, unsigned lo
 	return 0;
 }
 
-/* The wait of slot @i of the write @w, of @ns: timed. */
-static __always_inline void wait_timed(struct lock_stat *st, u64 key, const struct write_rec *w,
-				       u32 i, u64 ns)
+/* The wait of @who on the write @w, of @ns: timed. */
+static __always_inline void wait_timed(struct lock_stat *st, u64 key, const struct writer_snap *w,
+				       const struct who *who, u64 ns)
 {
 	__sync_fetch_and_add(&st->waits_timed, 1);
 	__sync_fetch_and_add(&st->wait_ns_sum, ns);
 	hist_add(&st->wait_ns, ns);
 	caused_add(key, w, CALLER_CAUSED_WAIT, ns);
-	pair_wait(key, w, i, ns);
+	pair_wait(key, w, who, ns);
 }
 
 /*
@@ -675,7 +697,7 @@ static __always_inline void wait_timed(struct lock_stat *st, u64 key, const stru
  * section open, and the begin was taken before the count turned odd):
  * counted as a bound, with that hold, never as a wait of 0 ns.
  */
-static __always_inline void wait_bounded(struct lock_stat *st, const struct write_rec *w)
+static __always_inline void wait_bounded(struct lock_stat *st, const struct writer_snap *w)
 {
 	__sync_fetch_and_add(&st->waits_bounded, 1);
 	__sync_fetch_and_add(&st->wait_ub_ns_sum, w->end_ns - w->begin_ns);
@@ -692,9 +714,11 @@ static __always_inline void wait_bounded(struct lock_stat *st, const struct writ
 static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long caller,
 				     u32 kind)
 {
+	struct writer_snap ws;
 	struct write_rec *w;
 	struct lock_stat *st;
 	u64 key, now, ns, t;
+	struct who who;
 	int i;
 
 	w = write_of(lock, seq);
@@ -704,26 +728,38 @@ static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	ns = now - w->begin_ns;
+	/* The record is this write's until it is closed below: plain copies. */
+	ws.caller = w->caller;
+	ws.parent = w->parent;
+	ws.begin_ns = w->begin_ns;
+	ws.end_ns = now;
+	__builtin_memcpy(ws.comm, w->comm, COMM_LEN);
+	ns = now - ws.begin_ns;
 	__sync_lock_test_and_set(&w->end_ns, now);
 	st = instance_of(lock, kind, &key);
 	if (!st)
-		return 0;
-	first_site(&st->writer, w->caller);
+		goto close;
+	first_site(&st->writer, ws.caller);
 	/* st->writes is the histogram's total: userspace adds it up. */
 	hist_add(&st->hold_ns, ns);
 	__sync_fetch_and_add(&st->hold_ns_sum, ns);
-	site_add(ctx, key, caller, CALLER_WRITE, ns, w->parent);
+	site_add(ctx, key, caller, CALLER_WRITE, ns, ws.parent);
 	/* After the exchange above, a full barrier: a plain load will do. */
 	if (!*(volatile u32 *)&w->nwait)
-		return 0;
+		goto close;
 	for (i = 0; i < WAITERS; i++) {
 		t = __sync_lock_test_and_set(&w->wait_ns[i], TIMED);
-		if (t > TIMED && now > t)
-			wait_timed(st, key, w, i, now - t);
-		else if (t > TIMED)
-			wait_bounded(st, w);
+		if (t > TIMED && now > t) {
+			/* Stored before the waiter published its start (a full barrier). */
+			who = w->waiter[i];
+			wait_timed(st, key, &ws, &who, now - t);
+		} else if (t > TIMED) {
+			wait_bounded(st, &ws);
+		}
 	}
+close:
+	/* Now another lock's write may take the record (write_claim). */
+	__sync_lock_test_and_set(&w->closed, 1);
 	return 0;
 }
 
@@ -739,10 +775,12 @@ static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long
 				     u32 kind)
 {
 	u64 now = bpf_ktime_get_ns();
+	struct writer_snap ws;
 	struct write_rec *w;
 	struct lock_stat *st;
 	u64 key, end = 0;
 	bool mine = false;	/* this program times the wait, not the end */
+	struct who who;
 	u32 i = 0;
 
 	w = write_of(lock, seq);
@@ -785,10 +823,18 @@ static __always_inline int read_wait(void *ctx, u64 lock, u32 seq, unsigned long
 	}
 	if (!mine)
 		return 0;
-	if (end > now)
-		wait_timed(st, key, w, i, end - now);
-	else
-		wait_bounded(st, w);
+	/* The write has ended: its record may have been taken since. */
+	if (!write_snap(w, write_tag(lock, seq), &ws)) {
+		__sync_fetch_and_add(&st->waits_unjoined, 1);
+		return 0;
+	}
+	if (end > now) {
+		who.site = caller;
+		current_comm(who.comm);
+		wait_timed(st, key, &ws, &who, end - now);
+	} else {
+		wait_bounded(st, &ws);
+	}
 	return 0;
 }
 
@@ -803,6 +849,7 @@ static __always_inline void walk_retry(u64 key);
 static __always_inline int read_retry(void *ctx, u64 lock, u32 start, unsigned long caller,
 				      u32 kind)
 {
+	struct writer_snap ws;
 	struct write_rec *w;
 	struct lock_stat *st;
 	u64 key, ns;
@@ -815,14 +862,15 @@ static __always_inline int read_retry(void *ctx, u64 lock, u32 start, unsigned l
 	first_site(&st->reader, caller);
 	site_add(ctx, key, caller, CALLER_RETRY, 0, 0);
 	w = write_of(lock, start);
-	if (!w)
+	/* Not joined if another lock's write took the record meanwhile. */
+	if (!w || !write_snap(w, write_tag(lock, start), &ws))
 		return 0;
-	ns = bpf_ktime_get_ns() - w->begin_ns;
+	ns = bpf_ktime_get_ns() - ws.begin_ns;
 	__sync_fetch_and_add(&st->retries_joined, 1);
 	__sync_fetch_and_add(&st->retry_lb_ns_sum, ns);
 	hist_add(&st->retry_lb_ns, ns);
-	caused_add(key, w, CALLER_CAUSED, ns);
-	pair_retry(key, w, caller, ns);
+	caused_add(key, &ws, CALLER_CAUSED, ns);
+	pair_retry(key, &ws, caller, ns);
 	return 0;
 }
 

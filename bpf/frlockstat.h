@@ -114,6 +114,19 @@ struct who {
 	char comm[COMM_LEN];
 };
 
+/*
+ * What a reader takes from the write it joined: copied, then the record's
+ * tag read again (write_snap), since a closed record may be taken by
+ * another lock's write while a reader reads it.
+ */
+struct writer_snap {
+	unsigned long long caller;
+	unsigned long long parent;
+	unsigned long long begin_ns;
+	unsigned long long end_ns;
+	char comm[COMM_LEN];
+};
+
 /* A write section, kept per (lock, seq) for its end and the readers it cost. */
 struct write_rec {
 	unsigned long long tag;		/* whose record: write_tag(lock, seq), 0 if none */
@@ -123,7 +136,7 @@ struct write_rec {
 	unsigned long long begin_ns;
 	unsigned long long end_ns;	/* 0 while open */
 	unsigned int nwait;		/* waits that found it open */
-	unsigned int pad;
+	unsigned int closed;		/* its end is done with it: another write may take it */
 	unsigned long long wait_ns[WAITERS];	/* their start; 1 once timed */
 	char comm[COMM_LEN];		/* -c: the writer's task name at its begin */
 	struct who waiter[WAITERS];	/* -c: who waits in each slot, for its timer */
