@@ -149,6 +149,16 @@ static __always_inline struct write_rec *write_slot(u64 lock, u32 seq, u32 probe
 	return bpf_map_lookup_elem(&recent_writes, &i);
 }
 
+/* @w's writer into @s: what its end and its readers take from the record. */
+static __always_inline void write_copy(const struct write_rec *w, struct writer_snap *s)
+{
+	s->caller = w->caller;
+	s->parent = w->parent;
+	s->begin_ns = w->begin_ns;
+	s->end_ns = w->end_ns;
+	__builtin_memcpy(s->comm, w->comm, COMM_LEN);
+}
+
 /*
  * @w's writer, copied into @s, if @w is still the write @tag's: the
  * atomic read of the tag is a full barrier after the copies, and a write
@@ -156,11 +166,7 @@ static __always_inline struct write_rec *write_slot(u64 lock, u32 seq, u32 probe
  */
 static __always_inline bool write_snap(struct write_rec *w, u64 tag, struct writer_snap *s)
 {
-	s->caller = w->caller;
-	s->parent = w->parent;
-	s->begin_ns = w->begin_ns;
-	s->end_ns = w->end_ns;
-	__builtin_memcpy(s->comm, w->comm, COMM_LEN);
+	write_copy(w, s);
 	return __sync_fetch_and_or(&w->tag, 0) == tag;
 }
 
@@ -728,12 +734,9 @@ static __always_inline int write_end(void *ctx, u64 lock, u32 seq, unsigned long
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	/* The record is this write's until it is closed below: plain copies. */
-	ws.caller = w->caller;
-	ws.parent = w->parent;
-	ws.begin_ns = w->begin_ns;
+	/* The record is this write's until it is closed below: a plain copy. */
+	write_copy(w, &ws);
 	ws.end_ns = now;
-	__builtin_memcpy(ws.comm, w->comm, COMM_LEN);
 	ns = now - ws.begin_ns;
 	__sync_lock_test_and_set(&w->end_ns, now);
 	st = instance_of(lock, kind, &key);

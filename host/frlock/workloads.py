@@ -115,7 +115,7 @@ def held(v):
     for r in v.lock_rows():
         lk = v.locks[r["lock"]]
         if lk.sums["retries"] + lk.sums["waits"]:
-            want = ("writes/s", "retries/s", "waits/s") + (
+            want = ("retries/s", "waits/s") + (
                 ("fallbacks/s", "redo p50") if lk.walk_fallbacks else ())
             out.append((r["lock"], {c: r["cells"][cols.index(c)] for c in want}))
     return out
@@ -220,11 +220,11 @@ def table():
         row, locks = cells(v, name, lock, tier)
         lines.append("| " + " | ".join(row) + " |")
         seen += [lk for lk in locks if lk not in seen]
+        at = v.lock_columns().index("writes/s")
         for r in v.lock_rows():
             n = v.locks[r["lock"]].sums["writes"]
             if n and n / v.span() > written.get(r["lock"], (0,))[0]:
-                written[r["lock"]] = (n / v.span(),
-                                      r["cells"][v.lock_columns().index("writes/s")], name)
+                written[r["lock"]] = (n / v.span(), r["cells"][at], name)
     quiet = sorted(lk for lk in written if lk not in seen)
     lines += ["", "%d distinct locks whose readers retried or waited across the table: %s."
               % (len(seen), ", ".join("`%s`" % lk for lk in sorted(seen))),
