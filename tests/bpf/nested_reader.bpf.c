@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Tracing programs that use bpf_timer where timekeeping's write section is
- * open. update_vsyscall() runs inside tk_core's write section, and so do
- * the seqcount writer events of KVM's pvclock notifier; bpf_timer_start()
- * calls hrtimer_start(), which reads the time, which waits for that
- * section forever. 6.1's verifier accepts such an fentry program; series
- * v4 (patches/seqcount/, patch 3) refuses it at load time, with a message
- * saying why. One program per attach point, each loaded on its own by
- * nested_reader.c:
+ * Tracing programs that use bpf_timer where bpf_timer_start() would wait
+ * forever. update_vsyscall() runs inside tk_core's write section, where
+ * hrtimer_start() would wait for the time; the seqcount writer events fire
+ * with an hrtimer base's lock held (__run_hrtimer()), which
+ * hrtimer_start() would take again. The verifiers of 6.1 and 6.12 accept
+ * such programs; the seqcount series' last patch refuses them at load
+ * time, with a message saying why. One program per attach point, each
+ * loaded on its own by nested_reader.c:
  *
  *   update_vsyscall	fentry inside the section: must be refused
  *   seqcount_write	tp_btf on seqcount_write_begin: must be refused

@@ -1,17 +1,17 @@
 #!/bin/sh
-# BPF programs that would run inside tk_core's write section on the
-# writer's CPU and use bpf_timer. In 6.1 an fentry program on
-# update_vsyscall(), which runs inside the section, may call
-# bpf_timer_start(), and hrtimer_start() reads the time there: the CPU waits
-# for its own section forever. Series v4 closes that path in the verifier
-# (patches/seqcount/, patch 3): such a program is refused at load time, with
-# a message that says why, and so is a tp_btf program on the seqcount
-# writer events (KVM's pvclock notifier writes a seqcount inside the
-# section). tests/bpf/nested_reader loads each on its own:
+# BPF programs that use bpf_timer where bpf_timer_start() would wait
+# forever. In 6.1 and 6.12 an fentry program on update_vsyscall(), which
+# runs inside tk_core's write section, may call bpf_timer_start(), and
+# hrtimer_start() reads the time there: the CPU waits for its own section
+# forever. The seqcount series' last patch refuses such a program at load
+# time, with a message that says why, and refuses bpf_timer to tp_btf
+# programs on the seqcount writer events too, which fire with an hrtimer
+# base's lock held (__run_hrtimer() writes base->seq under it).
+# tests/bpf/nested_reader loads each on its own:
 #
 #  - fentry/update_vsyscall: the load fails, the verifier's log (which
 #    libbpf prints) holds the refusal's message, and the guest goes on;
-#  - tp_btf/seqcount_write_begin: the same;
+#  - tp_btf/seqcount_write_begin: the same, with its own message;
 #  - the same program on fentry/bpf_fentry_test1, outside any section:
 #    it loads (and attaches), so the refusal is the attach point's.
 #
@@ -27,9 +27,11 @@ if [ ! -x "$prog" ]; then
 	not_ok "nested reader: tests/bpf/nested_reader is built (no $prog: make -C bpf)"
 	exit 0
 fi
-msg="cannot use bpf_timer: it runs inside timekeeping's write section"
+tk_why="it runs inside timekeeping's write section, where bpf_timer_start() would wait for the time forever"
+hrtimer_why="it can run with an hrtimer base's lock held, where bpf_timer_start() would wait for that lock forever"
 
-# refused NAME WHERE: the program NAME, attached to WHERE, is refused at load.
+# refused NAME WHERE WHY: the program NAME, attached to WHERE, is refused at
+# load, and the verifier's log says WHY.
 refused() {
 	"$prog" "$1" >"$tmp/$1.out" 2>"$tmp/$1.err"
 	rc=$?
@@ -38,11 +40,11 @@ refused() {
 		sed 's/^/  nested_reader: /' | head -4
 	check "nested reader: an fentry/tp_btf program on $2 using bpf_timer is refused at load time (exit $rc: $(head -1 "$tmp/$1.out"))" \
 		test $rc -eq 1 -a "$(head -1 "$tmp/$1.out" | cut -c1-8)" = "refused:"
-	check "nested reader: the verifier's log says why: 'progs attached to $2 $msg, ...'" \
-		grep -q "progs attached to $2 $msg, where bpf_timer_start() would wait for the time forever" "$tmp/$1.err"
+	check "nested reader: the verifier's log says why: 'progs attached to $2 cannot use bpf_timer: $3'" \
+		grep -qF "progs attached to $2 cannot use bpf_timer: $3" "$tmp/$1.err"
 }
-refused update_vsyscall update_vsyscall
-refused seqcount_write seqcount_write_begin
+refused update_vsyscall update_vsyscall "$tk_why"
+refused seqcount_write seqcount_write_begin "$hrtimer_why"
 
 "$prog" elsewhere >"$tmp/else.out" 2>"$tmp/else.err"
 rc=$?
