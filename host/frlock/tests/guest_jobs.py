@@ -91,6 +91,24 @@ def frlock_guests(run, kernel):
     else:
         run.not_ok("the seqcount series alone (stock timekeeping, seqcount events) builds (log: %s)" % err)
 
+    # The seqcount series on 6.12, the newest kernel Debian ships: its KUnit
+    # suite, the same workloads judged the same way, and the verifier's
+    # refusals, with the same frlockstat binary (CO-RE, built once against
+    # the 6.1 frlock kernel) naming rename_lock and the dentries' d_seq.
+    err = os.path.join(logs, "build-seqcount-6.12.err")
+    with open(err, "w") as f:
+        k612 = build("--base", "6.12", "--series", "seqcount", err=f)
+    if k612:
+        res = os.path.join(logs, "results-seqcount-6.12")
+        run.guest_job("seqcount-6.12",
+                      "guest on 6.12 with the seqcount series ran and exited cleanly",
+                      ["--kernel", k612, "--timeout", "900", "--results", res, "--exec",
+                       "cd /opt/frlock/tests/guest && ./seqcount-kunit.sh; "
+                       "./seqcount.sh stock-timekeeping 8; ./nested-reader.sh"])
+        judge(run, "judge-seqcount", os.path.join(res, "seqcount"))
+    else:
+        run.not_ok("the seqcount series on 6.12 builds (kernel/build --base 6.12; log: %s)" % err)
+
     # gettimeofday through the vDSO never reaches the kernel's frlock.
     # Under TCG the vDSO needs tsc=reliable to read the clock itself.
     res = os.path.join(logs, "results-vdso")

@@ -55,6 +55,8 @@ def patches(series):
 
 SEQCOUNT, FRLOCK = patches("seqcount"), patches("frlock")
 SERIES = SEQCOUNT + FRLOCK                  # the seqcount series first
+# The seqcount series' port to 6.12, Debian's newest linux-source.
+SEQCOUNT_612 = patches("seqcount-6.12")
 
 
 def cover(series):
@@ -78,19 +80,20 @@ def out(*cmd, **kw):
 
 
 @functools.cache
-def linux_source():
-    """The installed linux-source's git repository (kernel/build --source),
-    None if it could not be extracted (its stderr in source.err)."""
-    with open(os.path.join(logs(), "source.err"), "w") as err:
-        return out(BUILD, "--source", "--quiet", stderr=err) or None
+def linux_source(base="6.1"):
+    """The installed linux-source-BASE's git repository (kernel/build
+    --source), None if it could not be extracted (its stderr in
+    source-BASE.err)."""
+    with open(os.path.join(logs(), "source-%s.err" % base), "w") as err:
+        return out(BUILD, "--base", base, "--source", "--quiet", stderr=err) or None
 
 
 def cached_kernel(series):
     return out(BUILD, "--series", series, "--cached-only", "--quiet", stderr=subprocess.DEVNULL)
 
 
-def base_commit():
-    return out("git", "-C", linux_source(), "rev-parse", "base")
+def base_commit(base="6.1"):
+    return out("git", "-C", linux_source(base), "rev-parse", "base")
 
 
 def diffs(patch_files):
@@ -153,12 +156,32 @@ class Check(unittest.TestCase):
         if not cond:
             self.failed(msg)
 
-    def source(self):
-        src = linux_source()
+    def source(self, base="6.1"):
+        src = linux_source(base)
         if not src:
-            self.failed("extracting linux-source failed: %s"
-                        % read(os.path.join(logs(), "source.err")).strip())
+            self.failed("extracting linux-source-%s failed: %s"
+                        % (base, read(os.path.join(logs(), "source-%s.err" % base)).strip()))
         return src
+
+    def checkpatch(self, patch_files, tree):
+        """Every checkpatch report on PATCH_FILES (TREE's checkpatch.pl) is
+        named, by type, in its commit message, and none is an error."""
+        self.expect(is_worktree(tree), "the series did not apply")
+        bad = []
+        for p in patch_files:
+            _, text = self.capture("./scripts/checkpatch.pl", "--strict", "--show-types", "-q", p,
+                                   cwd=tree)
+            reports = [ln for ln in text.splitlines() if re.match(r"(ERROR|WARNING|CHECK):", ln)]
+            message = read(p).split("\n---\n")[0]
+            for t in sorted({m.group(1) for m in map(re.compile(r"[A-Z]*:([A-Z_0-9]*):").match,
+                                                          reports) if m}):
+                if t not in message:
+                    bad.append("%s: %s is not explained in the commit message" % (os.path.basename(p), t))
+                    bad += [ln for ln in reports if ":%s:" % t in ln]
+            if any(ln.startswith("ERROR") for ln in reports):
+                bad.append("%s: errors" % os.path.basename(p))
+        self.say(*bad)
+        self.expect(not bad, "\n".join(bad))
 
     def expect_fail(self, code, pattern, *cmd, env=None):
         """cmd exits with code and says pattern (a regex) in a line of its
@@ -197,9 +220,13 @@ class Text(Check):
         """frlock series: the cover letter has a subject, a text and a base-commit"""
         self.cover_complete("frlock")
 
+    def test_cover_seqcount_612(self):
+        """seqcount series on 6.12: the cover letter has a subject, a text and a base-commit"""
+        self.cover_complete("seqcount-6.12")
+
     def test_signed_off(self):
-        """every patch of both series carries Signed-off-by"""
-        unsigned = [p for p in SERIES
+        """every patch of both series, and of the 6.12 port, carries Signed-off-by"""
+        unsigned = [p for p in SERIES + SEQCOUNT_612
                     if not re.search(r"^Signed-off-by: .* <.*@.*>$", read(p), re.M)]
         self.expect(not unsigned, "no Signed-off-by: %s" % unsigned)
 
@@ -251,23 +278,7 @@ class Applied(Check):
 
     def test_checkpatch(self):
         """checkpatch --strict: no errors, every report explained"""
-        # Every checkpatch report must be named, by type, in its commit message.
-        self.expect(is_worktree(applied()), "the series did not apply")
-        bad = []
-        for p in SERIES:
-            _, text = self.capture("./scripts/checkpatch.pl", "--strict", "--show-types", "-q", p,
-                                   cwd=applied())
-            reports = [ln for ln in text.splitlines() if re.match(r"(ERROR|WARNING|CHECK):", ln)]
-            message = read(p).split("\n---\n")[0]
-            for t in sorted({m.group(1) for m in map(re.compile(r"[A-Z]*:([A-Z_0-9]*):").match,
-                                                          reports) if m}):
-                if t not in message:
-                    bad.append("%s: %s is not explained in the commit message" % (os.path.basename(p), t))
-                    bad += [ln for ln in reports if ":%s:" % t in ln]
-            if any(ln.startswith("ERROR") for ln in reports):
-                bad.append("%s: errors" % os.path.basename(p))
-        self.say(*bad)
-        self.expect(not bad, "\n".join(bad))
+        self.checkpatch(SERIES, applied())
 
     def test_kernel_doc(self):
         """kernel-doc: the frlock API and the seqcount events documented without warnings"""
@@ -317,6 +328,53 @@ def make_broken_patch(log):
             os.rename(p, os.path.join(broken, "0099-broken.patch"))
 
 
+def applied_612():
+    """A scratch worktree of linux-source-6.12 with the seqcount series'
+    port applied."""
+    return os.path.join(logs(), "applied-6.12")
+
+
+class Applied612(Check):
+    """The seqcount series' 6.12 port against the installed
+    linux-source-6.12: its base, git am, checkpatch and kernel-doc there."""
+
+    def test_base(self):
+        """seqcount series on 6.12: its base-commit is the installed linux-source-6.12"""
+        self.source("6.12")
+        have = base_commit("6.12")
+        want = tagged(cover("seqcount-6.12"), "base-commit")
+        self.say("seqcount-6.12 series base %s, installed linux-source-6.12 %s" % (" ".join(want), have))
+        self.expect(want == [have], "seqcount-6.12 series base %s, installed linux-source-6.12 %s"
+                    % (want, have))
+
+    def test_apply(self):
+        """seqcount series on 6.12: it applies with git am to the installed linux-source-6.12"""
+        src = self.source("6.12")
+        self.expect(self.run_logged("git", "-C", src, "worktree", "add", "-q", "--detach",
+                                    applied_612(), "base") == 0, "git worktree add failed")
+        self.expect(self.run_logged("git", "-C", applied_612(), *GIT_ID, "am", "-q",
+                                    *SEQCOUNT_612) == 0, "git am failed")
+
+    def test_checkpatch(self):
+        """seqcount series on 6.12: checkpatch --strict (6.12's): no errors, every report explained"""
+        self.checkpatch(SEQCOUNT_612, applied_612())
+
+    def test_kernel_doc(self):
+        """seqcount series on 6.12: kernel-doc on the events and the header, without warnings"""
+        self.expect(is_worktree(applied_612()), "the series did not apply")
+        kernel_doc = os.path.join(applied_612(), "scripts", "kernel-doc")
+        for f in ("include/trace/events/seqcount.h", "kernel/locking/seqcount_trace.c",
+                  "include/linux/seqlock.h"):
+            _, text = self.capture(kernel_doc, "-none", os.path.join(applied_612(), f))
+            self.expect(not text.strip(), "%s: %s" % (f, text))
+
+    @classmethod
+    def tearDownClass(cls):
+        if is_worktree(applied_612()):
+            subprocess.run(["git", "-C", linux_source("6.12"), "worktree", "remove", "--force",
+                            applied_612()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 # --- Builds -------------------------------------------------------------------
 
 class Build(Check):
@@ -343,8 +401,13 @@ class Build(Check):
 def builds():
     yield Build("kernel builds with the seqcount series", BUILD, "--series", "seqcount")
     yield Build("kernel builds with both series whole", BUILD, "--series", "frlock")
+    yield Build("kernel builds with the seqcount series on 6.12 (kernel/build --base 6.12)",
+                BUILD, "--base", "6.12", "--series", "seqcount")
     if not LONG:
         return
+    for n in range(1, len(SEQCOUNT_612)):
+        yield Build("kernel builds with the 6.12 seqcount series' patches 1-%d" % n,
+                    BUILD, "--base", "6.12", "--series", "seqcount", "--patches", str(n))
     # Every patch must build on its own: every other prefix, in order.
     for n in range(1, len(SEQCOUNT)):
         yield Build("kernel builds with the seqcount series' patches 1-%d" % n,
@@ -840,7 +903,7 @@ def load_tests(loader, standard_tests, pattern):
     of the applied series before the failed build it makes, the kernels
     before the checks that read them."""
     suite = unittest.TestSuite()
-    for cls in (Text, Applied):
+    for cls in (Text, Applied, Applied612):
         suite.addTests(cls(name) for name in cls.__dict__ if name.startswith("test_"))
     suite.addTests(builds())
     for cls in (Config, Layout, Fastpath, Sparse, BadInput):
