@@ -279,10 +279,18 @@ static __always_inline struct write_rec *write_claim_next(u64 lock, u32 seq, u64
 	return NULL;
 }
 
-/* 6.1's struct slab, overlaying struct page, as CO-RE sees it. */
+/* struct slab (6.1 and 6.12), overlaying struct page, as CO-RE sees it. */
 struct slab___frl {
 	struct kmem_cache *slab_cache;
 } __attribute__((preserve_access_index));
+
+/*
+ * 6.10 and later mark a slab's page by its page_type's top byte, not by
+ * PG_slab (which 6.1, whose BTF vmlinux.h is made from, has).
+ */
+enum pagetype___frl {
+	PGTY_slab___frl = 0xf5,
+};
 
 static __always_inline u64 read_u64(u64 addr, u64 dflt)
 {
@@ -334,8 +342,16 @@ static __always_inline bool slab_object(u64 addr, struct lock_stat *st)
 		page = head - 1;
 	if (bpf_core_read(&flags, sizeof(flags), &((struct page *)page)->flags))
 		return false;
-	if (!(flags & (1ULL << bpf_core_enum_value(enum pageflags, PG_slab))))
+	if (bpf_core_enum_value_exists(enum pageflags, PG_slab)) {
+		if (!(flags & (1ULL << bpf_core_enum_value(enum pageflags, PG_slab))))
+			return false;
+	} else if (bpf_core_enum_value_exists(enum pagetype___frl, PGTY_slab___frl)) {
+		if (BPF_CORE_READ((struct page *)page, page_type) >> 24 !=
+		    bpf_core_enum_value(enum pagetype___frl, PGTY_slab___frl))
+			return false;
+	} else {
 		return false;
+	}
 	cache = BPF_CORE_READ((struct slab___frl *)page, slab_cache);
 	if (!cache)
 		return false;

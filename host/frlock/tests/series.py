@@ -34,6 +34,7 @@ from frlock.tests.protocol import Progress
 
 BUILD = os.path.join(TOP, "kernel", "build")
 FASTPATH = os.path.join(TOP, "tests", "fastpath.py")
+NOINSTR_WRITERS = os.path.join(TOP, "kernel", "noinstr-writers")
 LONG = os.environ.get("FRLOCK_TEST_LONG")
 JOBS = len(os.sched_getaffinity(0))     # as nproc counts them
 GIT_ID = ["-c", "user.name=test", "-c", "user.email=test@localhost"]
@@ -280,6 +281,17 @@ class Applied(Check):
         """checkpatch --strict: no errors, every report explained"""
         self.checkpatch(SERIES, applied())
 
+    def test_noinstr_writers(self):
+        """no noinstr or __cpuidle function calls a traced seqcount writer (kernel/noinstr-writers); 6.1 itself has s390's idle"""
+        self.expect(is_worktree(applied()), "the series did not apply")
+        rc, text = self.capture(NOINSTR_WRITERS, applied())
+        self.expect(rc == 0 and not text.strip(), "exit %d with the series: %s" % (rc, text))
+        # The scan can fail: 6.1 without the series has the writer that
+        # patch 1 converts.
+        rc, text = self.capture(NOINSTR_WRITERS, self.source())
+        self.expect(rc == 1 and "arch/s390/kernel/idle.c" in text,
+                    "6.1 without the series: exit %d, %r (s390's arch_cpu_idle() expected)" % (rc, text))
+
     def test_kernel_doc(self):
         """kernel-doc: the frlock API and the seqcount events documented without warnings"""
         self.expect(is_worktree(applied()), "the series did not apply")
@@ -358,6 +370,12 @@ class Applied612(Check):
     def test_checkpatch(self):
         """seqcount series on 6.12: checkpatch --strict (6.12's): no errors, every report explained"""
         self.checkpatch(SEQCOUNT_612, applied_612())
+
+    def test_noinstr_writers(self):
+        """seqcount series on 6.12: no noinstr or __cpuidle function calls a traced seqcount writer"""
+        self.expect(is_worktree(applied_612()), "the series did not apply")
+        rc, text = self.capture(NOINSTR_WRITERS, applied_612())
+        self.expect(rc == 0 and not text.strip(), "exit %d: %s" % (rc, text))
 
     def test_kernel_doc(self):
         """seqcount series on 6.12: kernel-doc on the events and the header, without warnings"""
