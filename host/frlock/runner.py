@@ -92,6 +92,10 @@ def parser():
     p.add_argument("--timeout", metavar="S",
                    help="seconds before the guest is stopped (0: none; default 600 with --exec)")
     p.add_argument("--accel", default="auto", metavar="auto|kvm|tcg")
+    p.add_argument("--tcg-thread", default="multi", metavar="multi|single",
+                   help="TCG's threading (default multi: a host thread per vCPU); single: the "
+                   "vCPUs take turns on one, for kernels whose live-patched jumps trap "
+                   "after the patch under multi (6.12's text_poke: an int3 Oops)")
     p.add_argument("--icount", action="store_true",
                    help="exact mode: QEMU's -icount shift=0,sleep=off under single-threaded "
                    "TCG, 1 vCPU; the guest's clock advances 1 ns per guest instruction")
@@ -164,6 +168,8 @@ def check(a):
     a.timeout = int(a.timeout)
     if a.accel not in ("auto", "kvm", "tcg"):
         raise Usage("--accel wants auto, kvm or tcg, not '%s'" % a.accel)
+    if a.tcg_thread not in ("multi", "single"):
+        raise Usage("--tcg-thread wants multi or single, not '%s'" % a.tcg_thread)
     ports = []
     for p in a.ports:
         m = re.fullmatch(r"([a-z][a-z0-9_]{0,30})=(.+)", p)
@@ -509,7 +515,7 @@ class Runner:
     def choose_accel(self):
         """(accelerator flags, what ran, a note)."""
         a, ac = self.a, self.accel
-        tcg = ["-accel", "tcg,thread=multi", "-cpu", "max"]
+        tcg = ["-accel", "tcg,thread=" + a.tcg_thread, "-cpu", "max"]
         if a.icount:
             # One instruction, one ns of guest time; sleep=off: an idle
             # guest's clock jumps to its next timer instead of waiting.
@@ -613,7 +619,7 @@ class Runner:
             p.start()
         # Under multi-threaded TCG a watcher looks for its livelock while the
         # job runs (single-threaded TCG, as under --icount, has none).
-        watcher = used == "tcg" and a.cmd is not None
+        watcher = used == "tcg" and a.tcg_thread == "multi" and a.cmd is not None
         try:
             # Without a command the console is QEMU's stdio: ours.
             b = Boot(self, accel_args, watcher).run(
