@@ -879,6 +879,24 @@ class BadInput(Check):
         self.expect_fail(1, re.escape("holds Linux '5.10.1', the series needs 6.1"), BUILD,
                          env={"LINUX_SOURCE_TARBALL": tarball})
 
+    def test_wrong_source_612(self):
+        """kernel/build --base 6.12: a 6.12 tarball of another version than the cover letter's is refused, both named"""
+        d = os.path.join(logs(), "wrong-source-6.12")
+        os.makedirs(os.path.join(d, "linux-source-6.12"), exist_ok=True)
+        with open(os.path.join(d, "linux-source-6.12", "Makefile"), "w") as f:
+            f.write("VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 1\n")
+        tarball = os.path.join(d, "linux-source-6.12.tar.xz")
+        with tarfile.open(tarball, "w:xz") as tar:
+            tar.add(os.path.join(d, "linux-source-6.12"), arcname="linux-source-6.12")
+        want = re.search(r"^Base: linux-source (\S+)", cover("seqcount-6.12"), re.M)
+        self.expect(want, "the 6.12 cover letter has no 'Base: linux-source 6.12.N' line")
+        self.expect_fail(1, re.escape("holds Linux '6.12.1', the 6.12 series is based on %s" % want.group(1)),
+                         BUILD, "--base", "6.12", env={"LINUX_SOURCE_TARBALL": tarball})
+
+    def test_unknown_base(self):
+        """kernel/build --base 6.13: one line naming the bases it knows, exit 2"""
+        self.one_line_fault(2, "the bases are 6.1 and 6.12", BUILD, "--base", "6.13")
+
     def test_missing_source(self):
         """kernel/build: missing linux-source is reported"""
         self.expect_fail(1, re.escape("apt-get install linux-source-6.1"), BUILD,
