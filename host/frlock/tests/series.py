@@ -164,6 +164,38 @@ class Check(unittest.TestCase):
                         % (base, read(os.path.join(logs(), "source-%s.err" % base)).strip()))
         return src
 
+    def base_is_installed(self, series, base="6.1"):
+        """SERIES' cover letter names the installed linux-source-BASE as its base-commit."""
+        self.source(base)
+        have = base_commit(base)
+        want = tagged(cover(series), "base-commit")
+        msg = "%s series base %s, installed linux-source-%s %s" % (series, " ".join(want), base, have)
+        self.say(msg)
+        self.expect(want == [have], msg)
+
+    def apply(self, tree, patch_files, base="6.1"):
+        """PATCH_FILES applied with git am in TREE, a new worktree of linux-source-BASE."""
+        src = self.source(base)
+        self.expect(self.run_logged("git", "-C", src, "worktree", "add", "-q", "--detach",
+                                    tree, "base") == 0, "git worktree add failed")
+        self.expect(self.run_logged("git", "-C", tree, *GIT_ID, "am", "-q", *patch_files) == 0,
+                    "git am failed")
+
+    def kernel_doc_silent(self, tree, files):
+        """kernel-doc has no warning on FILES of TREE; TREE's kernel-doc."""
+        self.expect(is_worktree(tree), "the series did not apply")
+        kernel_doc = os.path.join(tree, "scripts", "kernel-doc")
+        for f in files:
+            _, text = self.capture(kernel_doc, "-none", os.path.join(tree, f))
+            self.expect(not text.strip(), "%s: %s" % (f, text))
+        return kernel_doc
+
+    def no_noinstr_writers(self, tree):
+        """kernel/noinstr-writers finds no traced writer in TREE, the series applied."""
+        self.expect(is_worktree(tree), "the series did not apply")
+        rc, text = self.capture(NOINSTR_WRITERS, tree)
+        self.expect(rc == 0 and not text.strip(), "exit %d with the series: %s" % (rc, text))
+
     def checkpatch(self, patch_files, tree):
         """Every checkpatch report on PATCH_FILES (TREE's checkpatch.pl) is
         named, by type, in its commit message, and none is an error."""
@@ -247,21 +279,12 @@ def is_worktree(d):
 class Applied(Check):
     def test_base(self):
         """both series' base-commit is the installed linux-source"""
-        self.source()
-        have = base_commit()
         for s in ("seqcount", "frlock"):
-            want = tagged(cover(s), "base-commit")
-            self.say("%s series base %s, installed linux-source %s" % (s, " ".join(want), have))
-            self.expect(want == [have], "%s series base %s, installed linux-source %s"
-                        % (s, want, have))
+            self.base_is_installed(s)
 
     def test_apply(self):
         """both series apply with git am to the installed linux-source, seqcount first"""
-        src = self.source()
-        self.expect(self.run_logged("git", "-C", src, "worktree", "add", "-q", "--detach",
-                                    applied(), "base") == 0, "git worktree add failed")
-        self.expect(self.run_logged("git", "-C", applied(), *GIT_ID, "am", "-q", *SERIES) == 0,
-                    "git am failed")
+        self.apply(applied(), SERIES)
 
     def test_prerequisites(self):
         """the frlock series names the seqcount series as its prerequisite (format-patch's patch-ids)"""
@@ -283,9 +306,7 @@ class Applied(Check):
 
     def test_noinstr_writers(self):
         """no noinstr or __cpuidle function calls a traced seqcount writer (kernel/noinstr-writers); 6.1 itself has s390's idle"""
-        self.expect(is_worktree(applied()), "the series did not apply")
-        rc, text = self.capture(NOINSTR_WRITERS, applied())
-        self.expect(rc == 0 and not text.strip(), "exit %d with the series: %s" % (rc, text))
+        self.no_noinstr_writers(applied())
         # The scan can fail: 6.1 without the series has the writer that
         # patch 1 converts.
         rc, text = self.capture(NOINSTR_WRITERS, self.source())
@@ -294,14 +315,11 @@ class Applied(Check):
 
     def test_kernel_doc(self):
         """kernel-doc: the frlock API and the seqcount events documented without warnings"""
-        self.expect(is_worktree(applied()), "the series did not apply")
-        kernel_doc = os.path.join(applied(), "scripts", "kernel-doc")
-        for f in ("include/linux/frlock.h", "include/trace/events/frlock.h",
-                  "kernel/locking/frlock.c", "kernel/locking/frlock_kunit.c",
-                  "kernel/locking/frlock_bench.c", "include/trace/events/seqcount.h",
-                  "kernel/locking/seqcount_trace.c", "include/linux/seqlock.h"):
-            _, text = self.capture(kernel_doc, "-none", os.path.join(applied(), f))
-            self.expect(not text.strip(), "%s: %s" % (f, text))
+        kernel_doc = self.kernel_doc_silent(applied(), (
+            "include/linux/frlock.h", "include/trace/events/frlock.h", "kernel/locking/frlock.c",
+            "kernel/locking/frlock_kunit.c", "kernel/locking/frlock_bench.c",
+            "include/trace/events/seqcount.h", "kernel/locking/seqcount_trace.c",
+            "include/linux/seqlock.h"))
         # The public API must actually be documented, not merely warning-free.
         self.log.flush()
         rst = out(kernel_doc, "-rst", os.path.join(applied(), "include/linux/frlock.h"),
@@ -352,20 +370,11 @@ class Applied612(Check):
 
     def test_base(self):
         """seqcount series on 6.12: its base-commit is the installed linux-source-6.12"""
-        self.source("6.12")
-        have = base_commit("6.12")
-        want = tagged(cover("seqcount-6.12"), "base-commit")
-        self.say("seqcount-6.12 series base %s, installed linux-source-6.12 %s" % (" ".join(want), have))
-        self.expect(want == [have], "seqcount-6.12 series base %s, installed linux-source-6.12 %s"
-                    % (want, have))
+        self.base_is_installed("seqcount-6.12", "6.12")
 
     def test_apply(self):
         """seqcount series on 6.12: it applies with git am to the installed linux-source-6.12"""
-        src = self.source("6.12")
-        self.expect(self.run_logged("git", "-C", src, "worktree", "add", "-q", "--detach",
-                                    applied_612(), "base") == 0, "git worktree add failed")
-        self.expect(self.run_logged("git", "-C", applied_612(), *GIT_ID, "am", "-q",
-                                    *SEQCOUNT_612) == 0, "git am failed")
+        self.apply(applied_612(), SEQCOUNT_612, "6.12")
 
     def test_checkpatch(self):
         """seqcount series on 6.12: checkpatch --strict (6.12's): no errors, every report explained"""
@@ -373,18 +382,13 @@ class Applied612(Check):
 
     def test_noinstr_writers(self):
         """seqcount series on 6.12: no noinstr or __cpuidle function calls a traced seqcount writer"""
-        self.expect(is_worktree(applied_612()), "the series did not apply")
-        rc, text = self.capture(NOINSTR_WRITERS, applied_612())
-        self.expect(rc == 0 and not text.strip(), "exit %d: %s" % (rc, text))
+        self.no_noinstr_writers(applied_612())
 
     def test_kernel_doc(self):
         """seqcount series on 6.12: kernel-doc on the events and the header, without warnings"""
-        self.expect(is_worktree(applied_612()), "the series did not apply")
-        kernel_doc = os.path.join(applied_612(), "scripts", "kernel-doc")
-        for f in ("include/trace/events/seqcount.h", "kernel/locking/seqcount_trace.c",
-                  "include/linux/seqlock.h"):
-            _, text = self.capture(kernel_doc, "-none", os.path.join(applied_612(), f))
-            self.expect(not text.strip(), "%s: %s" % (f, text))
+        self.kernel_doc_silent(applied_612(), ("include/trace/events/seqcount.h",
+                                               "kernel/locking/seqcount_trace.c",
+                                               "include/linux/seqlock.h"))
 
     @classmethod
     def tearDownClass(cls):
