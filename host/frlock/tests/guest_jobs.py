@@ -340,6 +340,41 @@ def checkers(run, kernel, long_s):
         run.prefix = ""
 
 
+def preempt_rt(run):
+    """make test-long: the seqcount series on a 6.12 PREEMPT_RT kernel with
+    lockdep, where readers of lock-associated seqcounts wait by taking the
+    writer's lock (the review's D9: the read_wait event fires before): the
+    KUnit suite, and the workloads with every seqcount event on (ftrace's
+    hist triggers and frlockstat, a rename storm among them), judged as on
+    the other kernels; then the console: lockdep ran and reported nothing,
+    no WARN or BUG."""
+    err = os.path.join(run.logs, "build-rt.err")
+    with open(err, "w") as f:
+        k = build("--base", "6.12", "--series", "seqcount", "--config", "rt", err=f)
+    if not k:
+        run.not_ok("the 6.12 PREEMPT_RT kernel with lockdep builds (log: %s)" % err)
+        return
+    run.prefix = "PREEMPT_RT kernel: "
+    res = os.path.join(run.logs, "results-rt")
+    # As the 6.12 guest (frlock_guests): single-threaded TCG, slab_nomerge.
+    rc = run.guest_job("rt", "guest exited cleanly",
+                       ["-v", "--kernel", k, "--tcg-thread", "single", "--append", "slab_nomerge",
+                        "--timeout", "1500", "--results", res, "--exec",
+                        "cd /opt/frlock/tests/guest && ./seqcount-kunit.sh; "
+                        "./seqcount.sh stock-timekeeping 8"])
+    if rc == 0:
+        judge(run, "judge-seqcount", os.path.join(res, "seqcount"))
+    console = run.console_of("rt")
+    if console and os.access(console, os.R_OK):
+        kept = os.path.join(run.logs, "console-rt.log")
+        shutil.copyfile(console, kept)
+        run.check("console has no lockdep report about the series or timekeeping, no WARN or BUG",
+                  lambda log: scan_console("lockdep", kept, log))
+    else:
+        run.not_ok("console log kept (see %s/guest-rt.err)" % run.logs)
+    run.prefix = ""
+
+
 def arm64(run):
     """make test-long: the arm64 kernels, built by GCC and by clang
     (LLVM=1), boot in qemu-system-aarch64 (TCG, 2 vCPUs) and pass the

@@ -136,6 +136,7 @@ def main(argv):
             # smoke run), bad input to bench/run and bench/report.
             unit(run, "bench", env={"FRLOCK_TEST_LOGS": logs, "FRLOCK_TEST_LONG": str(long_s or "")})
             if long_s:
+                guest_jobs.preempt_rt(run)
                 guest_jobs.arm64(run)
     print("# logs: " + logs, flush=True)
     print("%d passed, %d failed, %d skipped" % (run.counts["ok"], run.counts["not ok"], run.counts["skip"]),
