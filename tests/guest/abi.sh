@@ -1,10 +1,10 @@
 #!/bin/sh
-# Runs inside the guest on the frlock kernel (series v4): the eight events
+# Runs inside the guest on the frlock kernel (series v5): the eight events
 # of both trace systems mean the same, as their format files and their text
 # show.
 #
 #  - The format files: all eight events have the same fields, with the
-#    same types, in the same order (lock, seq, caller), and the same print
+#    same types, in the same order (lock, caller, seq: no hole), and the same print
 #    format, read from tracefs in this guest.
 #  - Their text, as a kernel developer reads it: Debian's trace-cmd records
 #    all eight events while gettimeofday(2) readers race the tick and
@@ -28,12 +28,12 @@ OUT=/results/events
 # --- The format files -------------------------------------------------------
 
 want='const void * lock
-unsigned int seq
-unsigned long caller'
+unsigned long caller
+unsigned int seq'
 for ev in write_begin write_end read_retry read_wait; do
 	for sys in frlock seqcount; do
 		ev_format_fields $sys ${sys}_$ev >"$tmp/$sys.fields"
-		check "$sys:${sys}_$ev has the fields lock, seq, caller, in that order ($(tr '\n' ';' <"$tmp/$sys.fields"))" \
+		check "$sys:${sys}_$ev has the fields lock, caller, seq, in that order ($(tr '\n' ';' <"$tmp/$sys.fields"))" \
 			test "$(cat "$tmp/$sys.fields")" = "$want"
 	done
 	# Offsets, sizes, signedness and the print format too: the two files
