@@ -239,13 +239,65 @@ struct {
 	__type(value, struct lock_stat);
 } seen SEC(".maps");
 
+/*
+ * Per-CPU scratch, in NEST_SLOTS slots, each taken by one program at a time.
+ * Programs on the events run with preemption off, but an interrupt's
+ * program can run while a task's is halfway through its own: one shared
+ * slot let the interrupt's write over the task's half-built instance (a
+ * make test run named the dentries' class tk_core, a frlock). Nesting is
+ * last in, first out on a CPU, so a slot found free stays the taker's
+ * until it gives it back.
+ */
+#define NEST_SLOTS	4
+
+struct slot_busy {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NEST_SLOTS);
+	__type(key, u32);
+	__type(value, u32);
+};
+
+static __always_inline bool slot_try(void *busy, u32 i)
+{
+	u32 *b = bpf_map_lookup_elem(busy, &i);
+
+	if (!b || *b)
+		return false;
+	*b = 1;
+	return true;
+}
+
+/* Spelled out for NEST_SLOTS = 4: 6.1's verifier takes the loop for an infinite one. */
+static __always_inline int slot_take(void *busy)
+{
+	if (slot_try(busy, 0))
+		return 0;
+	if (slot_try(busy, 1))
+		return 1;
+	if (slot_try(busy, 2))
+		return 2;
+	if (slot_try(busy, 3))
+		return 3;
+	return -1;
+}
+
+static __always_inline void slot_give(void *busy, int slot)
+{
+	u32 i = slot;
+	u32 *b = bpf_map_lookup_elem(busy, &i);
+
+	if (b)
+		*b = 0;
+}
+
 /* Scratch for a new instance's value (too large for the stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, NEST_SLOTS);
 	__type(key, u32);
 	__type(value, struct lock_stat);
 } scratch SEC(".maps");
+struct slot_busy scratch_busy SEC(".maps");
 
 /*
  * The write's own slot is held by another lock's open write: the next
@@ -399,6 +451,38 @@ static __always_inline u64 classify(u64 addr, struct lock_stat *st)
 }
 
 
+/* instance_of()'s slow path, in scratch slot @slot. */
+static __always_inline struct lock_stat *instance_new(u64 addr, u32 kind, u64 *keyp, u32 slot)
+{
+	struct lock_stat *st, *new;
+	struct key_val nkv = {};
+	long err;
+
+	new = bpf_map_lookup_elem(&scratch, &slot);
+	if (!new)
+		return NULL;
+	__builtin_memset(new, 0, sizeof(*new));
+	new->kind = kind;
+	new->lock = addr;
+	nkv.key = classify(addr, new);
+	/* -L 0xADDR: that one address is its own instance. */
+	if (targ_addr && addr == targ_addr)
+		nkv.key = addr;
+	*keyp = nkv.key;
+	if (targ_addr && addr != targ_addr) {
+		nkv.excluded = 1;
+		bpf_map_update_elem(&lock_keys, &addr, &nkv, BPF_ANY);
+		bpf_map_update_elem(&seen, &nkv.key, new, BPF_NOEXIST);
+		return NULL;
+	}
+	if (nkv.key != addr)
+		bpf_map_update_elem(&lock_keys, &addr, &nkv, BPF_ANY);
+	st = bpf_map_lookup_or_try_init_err(&stats, &nkv.key, new, &err);
+	if (!st)
+		drop(err, DROP_STATS);
+	return st;
+}
+
 /*
  * The instance of the lock at @addr, created on first sight; NULL if a
  * filter leaves it out or it could not be created (counted). The hot
@@ -409,10 +493,9 @@ static __always_inline u64 classify(u64 addr, struct lock_stat *st)
  */
 static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, u64 *keyp)
 {
-	struct lock_stat *st, *new;
-	struct key_val *kv, nkv = {};
-	u32 zero = 0;
-	long err;
+	struct lock_stat *st;
+	struct key_val *kv;
+	int slot;
 
 	if (addr >= KERNEL_MAP_START) {
 		st = bpf_map_lookup_elem(&stats, &addr);
@@ -438,30 +521,16 @@ static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, u64 *ke
 		}
 	}
 	/* Slow path: a new address (or its instance could not be created). */
-	new = bpf_map_lookup_elem(&scratch, &zero);
-	if (!new)
-		return NULL;
-	__builtin_memset(new, 0, sizeof(*new));
-	new->kind = kind;
-	new->lock = addr;
-	nkv.key = classify(addr, new);
-	/* -L 0xADDR: that one address is its own instance. */
-	if (targ_addr && addr == targ_addr)
-		nkv.key = addr;
-	*keyp = nkv.key;
-	if (targ_addr && addr != targ_addr) {
-		nkv.excluded = 1;
-		bpf_map_update_elem(&lock_keys, &addr, &nkv, BPF_ANY);
-		bpf_map_update_elem(&seen, &nkv.key, new, BPF_NOEXIST);
+	slot = slot_take(&scratch_busy);
+	if (slot < 0) {
+		drop(-EBUSY, DROP_STATS);
 		return NULL;
 	}
-	if (nkv.key != addr)
-		bpf_map_update_elem(&lock_keys, &addr, &nkv, BPF_ANY);
-	st = bpf_map_lookup_or_try_init_err(&stats, &nkv.key, new, &err);
-	if (!st)
-		drop(err, DROP_STATS);
+	st = instance_new(addr, kind, keyp, slot);
+	slot_give(&scratch_busy, slot);
 	return st;
 }
+
 
 static __always_inline void hist_add(struct hist *h, u64 v)
 {
@@ -490,15 +559,16 @@ static __always_inline void hist_add(struct hist *h, u64 v)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, NEST_SLOTS);
 	__type(key, u32);
 	__type(value, u64[STACK_FRAMES]);
 } stack_buf SEC(".maps");
+struct slot_busy stack_busy SEC(".maps");
 
-static __always_inline u64 caller_of(void *ctx, unsigned long caller)
+/* caller_of() in stack_buf's slot @slot. */
+static __always_inline u64 caller_in(void *ctx, unsigned long caller, u32 slot)
 {
-	u32 zero = 0;
-	u64 *st = bpf_map_lookup_elem(&stack_buf, &zero);
+	u64 *st = bpf_map_lookup_elem(&stack_buf, &slot);
 	long n;
 	int i;
 
@@ -515,6 +585,18 @@ static __always_inline u64 caller_of(void *ctx, unsigned long caller)
 			return st[i + 1];
 	}
 	return 0;
+}
+
+static __always_inline u64 caller_of(void *ctx, unsigned long caller)
+{
+	int slot = slot_take(&stack_busy);
+	u64 parent;
+
+	if (slot < 0)
+		return 0;
+	parent = caller_in(ctx, caller, slot);
+	slot_give(&stack_busy, slot);
+	return parent;
 }
 
 static __always_inline void caller_count(struct caller_key *key, u64 ns)
