@@ -95,12 +95,16 @@ def main(argv):
         # tk_core layout, the fast path, sparse, kernel/build's usage.
         # make test-long: every prefix, the arm64 cross build, and
         # kernel/coverage's configurations (clang, i386, MODVERSIONS, arm64
-        # without PRINTK, defconfig, UML through kunit.py).
+        # without PRINTK, defconfig, noinstr validation, UML through
+        # kunit.py) on both bases: 6.1 with both series, 6.12 with its
+        # seqcount series.
         unit(run, "series", env={"FRLOCK_TEST_LOGS": logs, "FRLOCK_TEST_LONG": str(long_s or "")})
         if long_s:
             # Each failed build is its own not ok line; an exit without
             # one (a crash) must not pass for success.
-            run.part("kernel/coverage", [os.path.join(TOP, "kernel", "coverage")])
+            for base in ("6.1", "6.12"):
+                run.part("kernel/coverage --base " + base,
+                         [os.path.join(TOP, "kernel", "coverage"), "--base", base])
         # The host's Python package: the feed, the view, the runner, the
         # dashboards in headless Chromium.
         unit(run, env={"FRLOCK_TEST_LOGS": os.path.join(logs, "python")})

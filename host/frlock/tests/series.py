@@ -407,7 +407,8 @@ class Build(Check):
     share one object directory and the compiler cache, so the second is
     incremental on the first, and each is cached by its inputs. make
     test-long builds every prefix too, the arm64 kernel, and the other
-    configurations (kernel/coverage, which tests/run relays)."""
+    configurations on both bases (kernel/coverage --base 6.1 and --base
+    6.12, which tests/run relays)."""
 
     def __init__(self, desc, *cmd):
         super().__init__("test_build")
@@ -870,6 +871,16 @@ class BadInput(Check):
         """kernel/coverage: an unknown configuration is one line, exit 2"""
         self.one_line_fault(2, "unknown configuration 'nope'", os.path.join(TOP, "kernel", "coverage"),
                             "nope")
+
+    def test_coverage_unknown_base(self):
+        """kernel/coverage: an unknown base is one line naming the known ones, exit 2"""
+        self.one_line_fault(2, "unknown base '6.13' (want: 6.1, 6.12)",
+                            os.path.join(TOP, "kernel", "coverage"), "--base", "6.13")
+
+    def test_coverage_state_not_on_base(self):
+        """kernel/coverage: the frlock state on 6.12 (no frlock series there) is one line, exit 2"""
+        self.one_line_fault(2, "unknown state 'frlock' on 6.12",
+                            os.path.join(TOP, "kernel", "coverage"), "--base", "6.12", "--states", "frlock")
 
     def test_wrong_source(self):
         """kernel/build: wrong linux-source version is refused"""
