@@ -531,7 +531,6 @@ static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, u64 *ke
 	return st;
 }
 
-
 static __always_inline void hist_add(struct hist *h, u64 v)
 {
 	u64 slot = hist_slot(v);

@@ -35,6 +35,38 @@ def bpf_tools(run, kernel):
                      ["make", "-C", os.path.join(TOP, "bpf"), "KERNEL=" + kernel])
 
 
+# The seqcount series without frlock in a guest: its KUnit suite and
+# seqcount.sh's workloads, tk_core.seq a seqcount among them.
+SEQCOUNT_ALONE = ("cd /opt/frlock/tests/guest && ./seqcount-kunit.sh; "
+                  "./seqcount.sh stock-timekeeping 8")
+
+# A 6.12 guest's run-guest options. Single-threaded TCG: under QEMU 7.2's
+# multi-threaded TCG, 6.12 took an int3 Oops at a jump live-patched on the
+# other vCPU as frlockstat attached, in 3 boots of 3 (none in 2
+# single-threaded). slab_nomerge: on this config 6.12 merges the dentry
+# cache into kmalloc-192, which Debian's 6.12 does not (HARDENED_USERCOPY
+# keeps a cache with a usercopy region apart), and frlockstat would name
+# the d_seq locks by the merged cache.
+GUEST_612 = ["--tcg-thread", "single", "--append", "slab_nomerge"]
+
+
+def seqcount_guest(run, name, build_args, build_desc, job_desc, guest_args, timeout, command):
+    """kernel/build BUILD_ARGS, then guest job NAME on that kernel running
+    COMMAND with results in results-NAME: (its exit status, the results
+    directory), or (None, None) when no kernel was built (a not ok line
+    names the build's log)."""
+    err = os.path.join(run.logs, "build-%s.err" % name)
+    with open(err, "w") as f:
+        k = build(*build_args, err=f)
+    if not k:
+        run.not_ok("%s (log: %s)" % (build_desc, err))
+        return None, None
+    res = os.path.join(run.logs, "results-" + name)
+    rc = run.guest_job(name, job_desc, ["--kernel", k, *guest_args, "--timeout", str(timeout),
+                                        "--results", res, "--exec", command])
+    return rc, res
+
+
 def frlock_guests(run, kernel):
     logs = run.logs
     # The frlock kernel: events, KUnit, timekeeping under load, hist
@@ -77,46 +109,22 @@ def frlock_guests(run, kernel):
     # under the same gettimeofday load; the series' own KUnit suite runs,
     # and its verifier patch refuses bpf_timer inside timekeeping's write
     # section.
-    err = os.path.join(logs, "build-stock-tk.err")
-    with open(err, "w") as f:
-        stock_tk = build("--series", "seqcount", err=f)
-    if stock_tk:
-        res = os.path.join(logs, "results-stock-timekeeping")
-        run.guest_job("stock-timekeeping",
-                      "guest on stock timekeeping with seqcount events ran and exited cleanly",
-                      ["--kernel", stock_tk, "--timeout", "900", "--results", res, "--exec",
-                       "cd /opt/frlock/tests/guest && ./seqcount-kunit.sh; "
-                       "./seqcount.sh stock-timekeeping 8; ./nested-reader.sh"])
+    rc, res = seqcount_guest(run, "stock-timekeeping", ["--series", "seqcount"],
+                             "the seqcount series alone (stock timekeeping, seqcount events) builds",
+                             "guest on stock timekeeping with seqcount events ran and exited cleanly",
+                             [], 900, SEQCOUNT_ALONE + "; ./nested-reader.sh")
+    if rc is not None:
         judge(run, "judge-seqcount", os.path.join(res, "seqcount"))
-    else:
-        run.not_ok("the seqcount series alone (stock timekeeping, seqcount events) builds (log: %s)" % err)
 
-    # The seqcount series on 6.12, the newest kernel Debian ships: its KUnit
-    # suite, the same workloads judged the same way, and the verifier's
-    # refusals, with the same frlockstat binary (CO-RE, built once against
+    # The seqcount series on 6.12, the newest kernel Debian ships: the same
+    # checks, with the same frlockstat binary (CO-RE, built once against
     # the 6.1 frlock kernel) naming rename_lock and the dentries' d_seq.
-    # Single-threaded TCG: under QEMU 7.2's multi-threaded TCG, 6.12 took
-    # an int3 Oops at a jump live-patched on the other vCPU as frlockstat
-    # attached, in 3 boots of 3 (none in 2 single-threaded). slab_nomerge:
-    # on this config 6.12 merges the dentry cache into kmalloc-192, which
-    # Debian's 6.12 does not (HARDENED_USERCOPY keeps a cache with a
-    # usercopy region apart), and frlockstat would name the d_seq locks
-    # by the merged cache.
-    err = os.path.join(logs, "build-seqcount-6.12.err")
-    with open(err, "w") as f:
-        k612 = build("--base", "6.12", "--series", "seqcount", err=f)
-    if k612:
-        res = os.path.join(logs, "results-seqcount-6.12")
-        run.guest_job("seqcount-6.12",
-                      "guest on 6.12 with the seqcount series ran and exited cleanly",
-                      ["--kernel", k612, "--tcg-thread", "single", "--append", "slab_nomerge",
-                       "--timeout", "900",
-                       "--results", res, "--exec",
-                       "cd /opt/frlock/tests/guest && ./seqcount-kunit.sh; "
-                       "./seqcount.sh stock-timekeeping 8; ./nested-reader.sh"])
+    rc, res = seqcount_guest(run, "seqcount-6.12", ["--base", "6.12", "--series", "seqcount"],
+                             "the seqcount series on 6.12 builds (kernel/build --base 6.12)",
+                             "guest on 6.12 with the seqcount series ran and exited cleanly",
+                             GUEST_612, 900, SEQCOUNT_ALONE + "; ./nested-reader.sh")
+    if rc is not None:
         judge(run, "judge-seqcount", os.path.join(res, "seqcount"))
-    else:
-        run.not_ok("the seqcount series on 6.12 builds (kernel/build --base 6.12; log: %s)" % err)
 
     # gettimeofday through the vDSO never reaches the kernel's frlock.
     # Under TCG the vDSO needs tsc=reliable to read the clock itself.
@@ -348,20 +356,14 @@ def preempt_rt(run):
     hist triggers and frlockstat, a rename storm among them), judged as on
     the other kernels; then the console: lockdep ran and reported nothing,
     no WARN or BUG."""
-    err = os.path.join(run.logs, "build-rt.err")
-    with open(err, "w") as f:
-        k = build("--base", "6.12", "--series", "seqcount", "--config", "rt", err=f)
-    if not k:
-        run.not_ok("the 6.12 PREEMPT_RT kernel with lockdep builds (log: %s)" % err)
-        return
     run.prefix = "PREEMPT_RT kernel: "
-    res = os.path.join(run.logs, "results-rt")
-    # As the 6.12 guest (frlock_guests): single-threaded TCG, slab_nomerge.
-    rc = run.guest_job("rt", "guest exited cleanly",
-                       ["-v", "--kernel", k, "--tcg-thread", "single", "--append", "slab_nomerge",
-                        "--timeout", "1500", "--results", res, "--exec",
-                        "cd /opt/frlock/tests/guest && ./seqcount-kunit.sh; "
-                        "./seqcount.sh stock-timekeeping 8"])
+    # As the 6.12 guest (frlock_guests); -v: the console log's name.
+    rc, res = seqcount_guest(run, "rt", ["--base", "6.12", "--series", "seqcount", "--config", "rt"],
+                             "builds, with lockdep (kernel/build --base 6.12 --config rt)",
+                             "guest exited cleanly", ["-v", *GUEST_612], 1500, SEQCOUNT_ALONE)
+    if rc is None:
+        run.prefix = ""
+        return
     if rc == 0:
         judge(run, "judge-seqcount", os.path.join(res, "seqcount"))
     console = run.console_of("rt")
