@@ -50,17 +50,39 @@ SEQCOUNT_ALONE = ("cd /opt/frlock/tests/guest && ./seqcount-kunit.sh; "
 GUEST_612 = ["--tcg-thread", "single", "--append", "slab_nomerge"]
 
 
-def seqcount_guest(run, name, build_args, build_desc, job_desc, guest_args, timeout, command):
+def bpf_selftest(run, base, kernel):
+    """The series' selftest (tools/testing/selftests/bpf's test_progs with
+    timer_tk_section, kernel/bpf-selftest) for KERNEL: the run-guest
+    options that give it to the guest as /opt/add/test_progs, or none after
+    a not ok line (nested-reader.sh then says it is missing)."""
+    built = []
+
+    def builds(log):
+        p = subprocess.run([os.path.join(TOP, "kernel", "bpf-selftest"), "--base", base, "--kernel", kernel],
+                           stdout=subprocess.PIPE, stderr=log, text=True, stdin=subprocess.DEVNULL)
+        log.write(p.stdout)
+        built.extend(["--add", p.stdout.strip()] if p.returncode == 0 else [])
+        return p.returncode == 0
+    run.check("selftests/bpf's test_progs (timer_tk_section) builds for the %s kernel (kernel/bpf-selftest)"
+              % os.path.basename(kernel.rstrip("/")), builds)
+    return built
+
+
+def seqcount_guest(run, name, build_args, build_desc, job_desc, guest_args, timeout, command,
+                   selftest_base=None):
     """kernel/build BUILD_ARGS, then guest job NAME on that kernel running
     COMMAND with results in results-NAME: (its exit status, the results
     directory), or (None, None) when no kernel was built (a not ok line
-    names the build's log)."""
+    names the build's log). With SELFTEST_BASE, the guest gets the series'
+    BPF selftest built for that base and kernel."""
     err = os.path.join(run.logs, "build-%s.err" % name)
     with open(err, "w") as f:
         k = build(*build_args, err=f)
     if not k:
         run.not_ok("%s (log: %s)" % (build_desc, err))
         return None, None
+    if selftest_base:
+        guest_args = [*guest_args, *bpf_selftest(run, selftest_base, k)]
     res = os.path.join(run.logs, "results-" + name)
     rc = run.guest_job(name, job_desc, ["--kernel", k, *guest_args, "--timeout", str(timeout),
                                         "--results", res, "--exec", command])
@@ -112,7 +134,7 @@ def frlock_guests(run, kernel):
     rc, res = seqcount_guest(run, "stock-timekeeping", ["--series", "seqcount"],
                              "the seqcount series alone (stock timekeeping, seqcount events) builds",
                              "guest on stock timekeeping with seqcount events ran and exited cleanly",
-                             [], 900, SEQCOUNT_ALONE + "; ./nested-reader.sh")
+                             [], 900, SEQCOUNT_ALONE + "; ./nested-reader.sh", selftest_base="6.1")
     if rc is not None:
         judge(run, "judge-seqcount", os.path.join(res, "seqcount"))
 
@@ -122,7 +144,7 @@ def frlock_guests(run, kernel):
     rc, res = seqcount_guest(run, "seqcount-6.12", ["--base", "6.12", "--series", "seqcount"],
                              "the seqcount series on 6.12 builds (kernel/build --base 6.12)",
                              "guest on 6.12 with the seqcount series ran and exited cleanly",
-                             GUEST_612, 900, SEQCOUNT_ALONE + "; ./nested-reader.sh")
+                             GUEST_612, 900, SEQCOUNT_ALONE + "; ./nested-reader.sh", selftest_base="6.12")
     if rc is not None:
         judge(run, "judge-seqcount", os.path.join(res, "seqcount"))
 
@@ -313,7 +335,7 @@ def checkers(run, kernel, long_s):
     # it makes the kernel warn, on purpose.
     torture_s = long_s or 10
     run.guest_job("torture", "guest for torture and recursion exited cleanly",
-                  ["--kernel", kernel, "--timeout", str(torture_s + 300), "--exec",
+                  ["--kernel", kernel, *bpf_selftest(run, "6.1", kernel), "--timeout", str(torture_s + 300), "--exec",
                    "cd /opt/frlock/tests/guest && ./torture.sh %d; ./recursion.sh 10; "
                    "./nested-reader.sh; ./nested-fallback.sh 3000" % (torture_s * 1000)])
     # The checker kernels under every event with a BPF program on each,
