@@ -29,7 +29,9 @@ ACCEL ?= auto
 
 # lld (and lld-14, which owns the linker /usr/bin/ld.lld resolves to): its
 # ld.lld links kernel/coverage's clang (LLVM=1) build.
+# gcc-s390x-linux-gnu: kernel/coverage's s390 build (noinstr arch_cpu_idle()).
 DEB_PACKAGES := lld lld-14 clang llvm linux-source-6.1 linux-source-6.12 build-essential flex bison bc \
+	gcc-s390x-linux-gnu \
 	cpio xz-utils libelf-dev libssl-dev dwarves git python3 python3-ply python3-git \
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
 	zlib1g-dev libjs-chart.js chromium kmod sparse gdb \

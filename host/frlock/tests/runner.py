@@ -95,9 +95,9 @@ def main(argv):
         # tk_core layout, the fast path, sparse, kernel/build's usage.
         # make test-long: every prefix, the arm64 cross build, and
         # kernel/coverage's configurations (clang, i386, MODVERSIONS, arm64
-        # without PRINTK, defconfig, noinstr validation, UML through
-        # kunit.py) on both bases: 6.1 with both series, 6.12 with its
-        # seqcount series.
+        # without PRINTK, defconfig, noinstr validation, s390 on 6.1 only,
+        # UML through kunit.py) on both bases: 6.1 with both series, 6.12
+        # with its seqcount series.
         unit(run, "series", env={"FRLOCK_TEST_LOGS": logs, "FRLOCK_TEST_LONG": str(long_s or "")})
         if long_s:
             # Each failed build is its own not ok line; an exit without

@@ -882,6 +882,11 @@ class BadInput(Check):
         self.one_line_fault(2, "unknown state 'frlock' on 6.12",
                             os.path.join(TOP, "kernel", "coverage"), "--base", "6.12", "--states", "frlock")
 
+    def test_coverage_config_not_on_base(self):
+        """kernel/coverage: s390 on 6.12 (a 6.1-only configuration) is one line, exit 2"""
+        self.one_line_fault(2, "configuration 's390' builds on 6.1 only, not 6.12",
+                            os.path.join(TOP, "kernel", "coverage"), "--base", "6.12", "s390")
+
     def test_wrong_source(self):
         """kernel/build: wrong linux-source version is refused"""
         d = os.path.join(logs(), "wrong-source")
