@@ -5,7 +5,13 @@
 # keeps what it printed in /results/frlockstat (run-guest --results); the
 # host judges it (host/judge-frlockstat: frlock/judges/frlockstat.py says what
 # each run must show).
-F=/opt/frlock/bpf/.output/frlockstat
+#
+# usage: frlockstat.sh [modes [FRLOCKSTAT]]
+#   modes: only the first runs (-j -c under gettimeofday load, tp_btf and
+#   raw_tp), with FRLOCKSTAT (default the x86-64 build): make test-long's
+#   i386 guest, with bpf/.output-i386/frlockstat (judge-frlockstat --modes).
+ONLY=${1:-}
+F=${2:-/opt/frlock/bpf/.output/frlockstat}
 OUT=/results/frlockstat
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=guest-rootfs/lib.sh
@@ -44,6 +50,10 @@ for mode in tp_btf raw_tp; do
 	wait $stat
 	rc $mode $?
 done
+if [ "$ONLY" = modes ]; then
+	rm -rf "$tmp"
+	exit 0
+fi
 
 # Running totals, printed as differences, over intervals ended by Ctrl-C.
 attached_run intervals -j 1
