@@ -534,7 +534,10 @@ class Runner:
     def choose_accel(self):
         """(accelerator flags, what ran, a note)."""
         a, ac = self.a, self.accel
-        tcg = ["-accel", "tcg,thread=" + a.tcg_thread, "-cpu", "max"]
+        # i386: QEMU's max CPU says AuthenticAMD, family 6 (an Athlon), which
+        # the kernel warns is "not suitable for SMP" (and taints): Intel's.
+        tcg = ["-accel", "tcg,thread=" + a.tcg_thread, "-cpu",
+               "max,vendor=GenuineIntel" if a.arch == "i386" else "max"]
         if a.icount:
             # One instruction, one ns of guest time; sleep=off: an idle
             # guest's clock jumps to its next timer instead of waiting.
