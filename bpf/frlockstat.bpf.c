@@ -46,14 +46,6 @@ const volatile __u64 max_pfn_addr = 0;		/* &max_pfn */
 const volatile __u64 image_start = KERNEL_MAP_START;
 const volatile __u64 image_end = ~0ULL;
 const volatile __u32 long_size = 8;
-/*
- * A site's caller from bpf_get_stack(): not on a 32-bit kernel, where it
- * took the i386 guest down (6.1, the frlock kernel, TCG: a triple fault,
- * or a double fault in the page-fault handler after a bad write, in each
- * of 3 boots with -c and none of 3 without); there a site's parent is 0,
- * unknown, as when the stack does not hold it.
- */
-const volatile bool stacks = true;
 #define PAGE_OFFSET_DEFAULT	0xffff888000000000ULL
 #define VMEMMAP_DEFAULT		0xffffea0000000000ULL
 #define PAGE_SHIFT		12
@@ -609,7 +601,7 @@ static __always_inline u64 caller_in(void *ctx, unsigned long caller, u32 slot)
 	long n;
 	int i;
 
-	if (!st || !stacks)
+	if (!st)
 		return 0;
 	n = bpf_get_stack(ctx, st, STACK_FRAMES * sizeof(u64), 0);
 	if (n <= 0)

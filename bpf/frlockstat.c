@@ -383,7 +383,6 @@ static int open_and_load(struct frlockstat_bpf **objp, bool raw_tp, const struct
 		obj->rodata->image_start = ksyms__addr(ksyms, "_text");
 		obj->rodata->image_end = ksyms__addr(ksyms, "_end");
 		obj->rodata->long_size = 4;
-		obj->rodata->stacks = false;
 	}
 	bpf_map__set_max_entries(obj->maps.stats, env.max_locks);
 	bpf_map__set_max_entries(obj->maps.seen, env.max_locks);
