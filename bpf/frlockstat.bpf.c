@@ -707,11 +707,30 @@ static __always_inline void pair_count(struct pair_key *pk, u64 ns)
  */
 static __always_inline void current_comm(char *comm)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	const u64 *name = (const u64 *)t->comm;
+	struct task_struct *t;
+	const u64 *name;
 	u64 *to = (u64 *)comm;
 
 	_Static_assert(COMM_LEN == 2 * sizeof(u64), "a name is two words");
+	if (long_size != 8) {
+		/*
+		 * A 32-bit kernel runs these programs in its interpreter (the
+		 * i386 JIT has no atomics), whose BTF pointer loads
+		 * (BPF_PROBE_MEM) call bpf_probe_read_kernel() through a
+		 * prototype of 32-bit arguments while the helper takes 64-bit
+		 * ones: on i386 its size is then the source address, and the
+		 * memset of a failed read zeroes kernel memory (6.1,
+		 * kernel/bpf/core.c; it took the i386 guest down in every
+		 * boot). The helper instead, on a zeroed name: strscpy()
+		 * does not pad.
+		 */
+		to[0] = 0;
+		to[1] = 0;
+		bpf_get_current_comm(comm, COMM_LEN);
+		return;
+	}
+	t = bpf_get_current_task_btf();
+	name = (const u64 *)t->comm;
 	to[0] = name[0];
 	to[1] = name[1];
 }
