@@ -36,7 +36,15 @@ DEB_PACKAGES := lld lld-14 clang llvm linux-source-6.1 linux-source-6.12 build-e
 	qemu-system-x86 qemu-utils busybox-static bpftrace bpftool libbpf-dev \
 	zlib1g-dev libjs-chart.js chromium kmod sparse gdb \
 	gcc-aarch64-linux-gnu qemu-system-arm mmdebstrap procps python3-websocket \
-	iproute2 prometheus prometheus-node-exporter ccache linux-perf trace-cmd stress-ng fio rt-tests
+	iproute2 prometheus prometheus-node-exporter ccache linux-perf trace-cmd stress-ng fio rt-tests \
+	gcc-i686-linux-gnu libbpf-dev:i386 libelf-dev:i386 zlib1g-dev:i386
+
+# The i386 guest (make test-long): Debian's i386 architecture added to dpkg
+# for the :i386 packages above (frlockstat linked for i386 by
+# gcc-i686-linux-gnu; gcc-multilib would remove gcc-aarch64-linux-gnu), and
+# busybox-static:i386, which would replace the host's busybox-static, only
+# downloaded (apt-get download) into I386_DEBS for host/mkrootfs --arch i386.
+I386_DEBS := /var/cache/frlock
 
 # Packages whose Debian service would listen on every address: when make
 # deps installs them, it stops and disables that service.
@@ -48,6 +56,11 @@ DEB_SERVICES := prometheus prometheus-node-exporter
 all: kernel rootfs bpf
 
 deps:
+	@if ! dpkg --print-foreign-architectures | grep -qx i386; then \
+		echo "deps: adding Debian's i386 architecture (the i386 guest's libraries)"; \
+		{ dpkg --add-architecture i386 && apt-get update -q; } >/tmp/frlock-deps.log 2>&1 || \
+			{ echo "deps: dpkg --add-architecture i386 failed (log: /tmp/frlock-deps.log)" >&2; exit 1; }; \
+	fi
 	@missing=; for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${db:Status-Abbrev}' "$$p" 2>/dev/null | grep -q '^ii' || \
 			missing="$$missing $$p"; \
@@ -64,6 +77,12 @@ deps:
 			systemctl disable --now -q "$$svc.service" && \
 				echo "deps: stopped and disabled $$svc.service, which Debian starts on all addresses; the project starts its own where it needs one, on loopback"; \
 		done; \
+	fi
+	@if ! ls $(I386_DEBS)/busybox-static_*_i386.deb >/dev/null 2>&1; then \
+		echo "deps: downloading busybox-static:i386 into $(I386_DEBS) (the i386 guest's busybox)"; \
+		mkdir -p $(I386_DEBS) && cd $(I386_DEBS) && \
+		apt-get download -q busybox-static:i386 >>/tmp/frlock-deps.log 2>&1 || \
+			{ echo "deps: apt-get download busybox-static:i386 failed (log: /tmp/frlock-deps.log)" >&2; exit 1; }; \
 	fi
 
 kernel: deps

@@ -36,6 +36,16 @@ const volatile __u64 max_pfn_addr = 0;		/* &max_pfn */
 
 /* x86-64: the kernel image and the modules lie above __START_KERNEL_map. */
 #define KERNEL_MAP_START	0xffffffff80000000ULL
+/*
+ * The kernel image, whose locks are named by their symbol: on x86-64
+ * everything above KERNEL_MAP_START (the modules too); on a 32-bit kernel
+ * (i386), whose image lies in the direct map with the slab objects,
+ * _text to _end, and its unsigned long (__per_cpu_offset's entries) is 4
+ * bytes. Set by userspace from kallsyms.
+ */
+const volatile __u64 image_start = KERNEL_MAP_START;
+const volatile __u64 image_end = ~0ULL;
+const volatile __u32 long_size = 8;
 #define PAGE_OFFSET_DEFAULT	0xffff888000000000ULL
 #define VMEMMAP_DEFAULT		0xffffea0000000000ULL
 #define PAGE_SHIFT		12
@@ -353,6 +363,23 @@ static __always_inline u64 read_u64(u64 addr, u64 dflt)
 	return v;
 }
 
+/* The kernel's unsigned long at @addr (long_size bytes), else @dflt. */
+static __always_inline u64 read_ulong(u64 addr, u64 dflt)
+{
+	u32 v;
+
+	if (long_size == 8)
+		return read_u64(addr, dflt);
+	if (!addr || bpf_probe_read_kernel(&v, sizeof(v), (void *)addr))
+		return dflt;
+	return v;
+}
+
+static __always_inline bool in_image(u64 addr)
+{
+	return addr >= image_start && addr < image_end;
+}
+
 /* A per-CPU variable's copy: its offset in the per-CPU area, else -1. */
 static __always_inline s64 percpu_offset(u64 addr)
 {
@@ -361,7 +388,7 @@ static __always_inline s64 percpu_offset(u64 addr)
 	if (!pcpu_offsets || !pcpu_size)
 		return -1;
 	for (i = 0; i < MAX_CPUS && i < nr_cpus; i++) {
-		u64 off = read_u64(pcpu_offsets + i * sizeof(u64), 0);
+		u64 off = read_ulong(pcpu_offsets + i * long_size, 0);
 
 		if (off && addr - off < pcpu_size)
 			return addr - off;
@@ -383,6 +410,9 @@ static __always_inline bool slab_object(u64 addr, struct lock_stat *st)
 	const char *name;
 	u32 size;
 
+	/* A 32-bit kernel has no vmemmap: its slab objects go unnamed. */
+	if (long_size != 8)
+		return false;
 	if (addr < page_offset || !psize)
 		return false;
 	pfn = (addr - page_offset) >> PAGE_SHIFT;
@@ -430,7 +460,7 @@ static __always_inline u64 classify(u64 addr, struct lock_stat *st)
 {
 	s64 off;
 
-	if (addr >= KERNEL_MAP_START) {
+	if (in_image(addr)) {
 		st->naming = NAMING_SYMBOL;
 		return addr;
 	}
@@ -497,7 +527,7 @@ static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, u64 *ke
 	struct key_val *kv;
 	int slot;
 
-	if (addr >= KERNEL_MAP_START) {
+	if (in_image(addr)) {
 		st = bpf_map_lookup_elem(&stats, &addr);
 		if (st) {
 			*keyp = addr;
@@ -512,7 +542,7 @@ static __always_inline struct lock_stat *instance_of(u64 addr, u32 kind, u64 *ke
 		st = bpf_map_lookup_elem(&stats, &kv->key);
 		if (st)
 			return st;
-	} else if (addr < KERNEL_MAP_START) {
+	} else if (!in_image(addr)) {
 		/* An unnamed address (NAMING_ADDRESS) is keyed by itself. */
 		st = bpf_map_lookup_elem(&stats, &addr);
 		if (st) {
@@ -677,11 +707,30 @@ static __always_inline void pair_count(struct pair_key *pk, u64 ns)
  */
 static __always_inline void current_comm(char *comm)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	const u64 *name = (const u64 *)t->comm;
+	struct task_struct *t;
+	const u64 *name;
 	u64 *to = (u64 *)comm;
 
 	_Static_assert(COMM_LEN == 2 * sizeof(u64), "a name is two words");
+	if (long_size != 8) {
+		/*
+		 * A 32-bit kernel runs these programs in its interpreter (the
+		 * i386 JIT has no atomics), whose BTF pointer loads
+		 * (BPF_PROBE_MEM) call bpf_probe_read_kernel() through a
+		 * prototype of 32-bit arguments while the helper takes 64-bit
+		 * ones: on i386 its size is then the source address, and the
+		 * memset of a failed read zeroes kernel memory (6.1,
+		 * kernel/bpf/core.c; it took the i386 guest down in every
+		 * boot). The helper instead, on a zeroed name: strscpy()
+		 * does not pad.
+		 */
+		to[0] = 0;
+		to[1] = 0;
+		bpf_get_current_comm(comm, COMM_LEN);
+		return;
+	}
+	t = bpf_get_current_task_btf();
+	name = (const u64 *)t->comm;
 	to[0] = name[0];
 	to[1] = name[1];
 }

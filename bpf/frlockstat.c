@@ -377,6 +377,13 @@ static int open_and_load(struct frlockstat_bpf **objp, bool raw_tp, const struct
 	obj->rodata->page_offset_base_addr = ksyms__addr(ksyms, "page_offset_base");
 	obj->rodata->vmemmap_base_addr = ksyms__addr(ksyms, "vmemmap_base");
 	obj->rodata->max_pfn_addr = ksyms__addr(ksyms, "max_pfn");
+	/* A 32-bit kernel (i386): its image, _text to _end, is not above
+	 * x86-64's __START_KERNEL_map, and its unsigned long is 4 bytes. */
+	if (ksyms__addr(ksyms, "_text") && ksyms__addr(ksyms, "_text") <= 0xffffffffULL) {
+		obj->rodata->image_start = ksyms__addr(ksyms, "_text");
+		obj->rodata->image_end = ksyms__addr(ksyms, "_end");
+		obj->rodata->long_size = 4;
+	}
 	bpf_map__set_max_entries(obj->maps.stats, env.max_locks);
 	bpf_map__set_max_entries(obj->maps.seen, env.max_locks);
 	bpf_map__set_max_entries(obj->maps.callers, env.max_sites);

@@ -4,6 +4,12 @@
 guest-rootfs/init and the static programs of guest-rootfs/programs/ (built
 by its Makefile), and cache it keyed by all of that.
 
+--arch i386 builds the i386 guest's instead (make test-long boots the
+i386 kernel with it): busybox from Debian's busybox-static:i386, which
+make deps downloads into I386_DEBS (it cannot be installed beside the
+amd64 package), and the programs built by the i386 cross compiler
+(gcc-i686-linux-gnu); none of the host's tools, which are x86-64.
+
 Prints the path of the gzip'ed newc cpio on stdout; build progress and
 errors go to stderr (a cache hit is silent unless --verbose).
 --uncompressed makes a plain cpio instead (3 times larger): under TCG the
@@ -15,12 +21,14 @@ usage, 128+N when killed by signal N (130 on Ctrl-C).
 
 import argparse
 import hashlib
+import io
 import os
 import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
@@ -37,6 +45,11 @@ PACKAGES = ["busybox-static", "bpftrace", "bpftool", "prometheus-node-exporter",
 BINARIES = ["/usr/bin/bpftrace", "/usr/sbin/bpftool", "/usr/bin/prometheus-node-exporter",
             "/usr/bin/perf", "/usr/bin/trace-cmd"]
 KEPT = 4
+# The i386 guest's busybox: Debian's busybox-static:i386, downloaded by
+# make deps (apt-get download), since busybox-static has no Multi-Arch
+# and its i386 package would replace the host's.
+I386_DEBS = "/var/cache/frlock"
+I386_CC = "i686-linux-gnu-gcc"
 
 # Just enough of /etc for tools that look up users, groups and hosts.
 ETC = {
@@ -110,14 +123,39 @@ def check_inputs():
             raise Fail("%s is missing: run 'make deps'" % f)
 
 
-def cache_key(suffix, libs, bt_tools, programs):
+def i386_busybox_deb():
+    """busybox-static:i386's package under I386_DEBS: the newest name, or
+    a Fail that says how to get it."""
+    try:
+        debs = sorted(n for n in os.listdir(I386_DEBS)
+                      if n.startswith("busybox-static_") and n.endswith("_i386.deb"))
+    except OSError:
+        debs = []
+    if not debs:
+        raise Fail("no busybox-static:i386 package in %s: run 'make deps'" % I386_DEBS)
+    if not shutil.which(I386_CC):
+        raise Fail("'%s' is missing: run 'make deps'" % I386_CC)
+    for tool in ("cpio", "gzip", "dpkg-deb"):
+        if not shutil.which(tool):
+            raise Fail("'%s' is missing: run 'make deps'" % tool)
+    return os.path.join(I386_DEBS, debs[-1])
+
+
+def cache_key(suffix, libs, bt_tools, programs, arch="x86_64", deb=None):
     """Everything that goes in: package versions, the size and mtime of
     every host file copied (a library upgrade changes them), our own
     sources and the compiler that builds the programs."""
     h = hashlib.sha256()
     h.update(("format=%s\n" % suffix).encode())
-    h.update(output(["dpkg-query", "-W", "-f", "${Package} ${Version}\n"] + PACKAGES).encode())
-    for f in ["/bin/busybox"] + BINARIES + libs + bt_tools:
+    if arch == "i386":
+        h.update(("arch=i386\n").encode())
+        host_files = [deb]
+        cc = I386_CC
+    else:
+        h.update(output(["dpkg-query", "-W", "-f", "${Package} ${Version}\n"] + PACKAGES).encode())
+        host_files = ["/bin/busybox"] + BINARIES + libs + bt_tools
+        cc = "gcc"
+    for f in host_files:
         st = os.stat(f)
         h.update(("%s %d %d\n" % (f, st.st_size, int(st.st_mtime))).encode())
     sources = [os.path.join(TOP, "host", "mkrootfs"), os.path.abspath(__file__),
@@ -127,7 +165,7 @@ def cache_key(suffix, libs, bt_tools, programs):
         h.update(("== %s\n" % os.path.relpath(f, TOP)).encode())
         with open(f, "rb") as src:
             h.update(src.read())
-    h.update(output(["gcc", "--version"]).split("\n")[0].encode() + b"\n")
+    h.update(output([cc, "--version"]).split("\n")[0].encode() + b"\n")
     return h.hexdigest()[:16]
 
 
@@ -149,7 +187,24 @@ def newc_entry(name, mode, major, minor):
     return head + b"\0" * (-(110 + namesize) % 4)
 
 
-def populate(root, libs, bt_tools, say):
+def busybox_from_deb(deb, dest):
+    """bin/busybox out of the package DEB (dpkg-deb --fsys-tarfile), to DEST."""
+    tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", deb], stdout=subprocess.PIPE)
+    if tar.returncode:
+        raise Fail("cannot read %s (dpkg-deb failed)" % deb)
+    with tarfile.open(fileobj=io.BytesIO(tar.stdout)) as t:
+        try:
+            f = t.extractfile("./bin/busybox")
+        except KeyError:
+            f = None
+        if f is None:
+            raise Fail("%s holds no bin/busybox" % deb)
+        with open(dest, "wb") as out:
+            shutil.copyfileobj(f, out)
+    os.chmod(dest, 0o755)
+
+
+def populate(root, libs, bt_tools, say, arch="x86_64", deb=None):
     # Plain directories, not Debian's merged-/usr symlinks: the kernel's
     # cpio unpacker replaces a symlink /lib with the directory lib/ that the
     # appended modules.cpio.gz brings, which would cut /lib off from /usr/lib.
@@ -159,17 +214,27 @@ def populate(root, libs, bt_tools, say):
         os.makedirs(os.path.join(root, d), exist_ok=True)
     os.chmod(os.path.join(root, "tmp"), 0o1777)
     os.chmod(os.path.join(root, "var/tmp"), 0o1777)
-    copy("/bin/busybox", os.path.join(root, "bin/busybox"))
-    for applet in output(["/bin/busybox", "--list-full"]).split():
-        path = os.path.join(root, applet)
-        if not os.path.exists(path):
-            os.symlink("/bin/busybox", path)
-    for f in BINARIES + libs + bt_tools:
-        os.makedirs(root + os.path.dirname(f), exist_ok=True)
-        copy(f, root + f)
-    say("compiling guest-rootfs/programs (make -C guest-rootfs/programs)")
+    if arch == "i386":
+        busybox_from_deb(deb, os.path.join(root, "bin/busybox"))
+        # Its applets, as the host's busybox-static of the same Debian
+        # release lists them (the i386 binary need not run on the host).
+        for applet in output(["/bin/busybox", "--list-full"]).split():
+            if not os.path.lexists(os.path.join(root, applet)):
+                os.symlink("/bin/busybox", os.path.join(root, applet))
+    else:
+        copy("/bin/busybox", os.path.join(root, "bin/busybox"))
+        for applet in output(["/bin/busybox", "--list-full"]).split():
+            path = os.path.join(root, applet)
+            if not os.path.exists(path):
+                os.symlink("/bin/busybox", path)
+        for f in BINARIES + libs + bt_tools:
+            os.makedirs(root + os.path.dirname(f), exist_ok=True)
+            copy(f, root + f)
+    say("compiling guest-rootfs/programs (make -C guest-rootfs/programs%s)"
+        % (" CC=" + I386_CC if arch == "i386" else ""))
     if subprocess.run(["make", "-s", "-C", os.path.join(GUEST, "programs"),
-                       "O=" + os.path.join(root, "usr/local/bin")],
+                       "O=" + os.path.join(root, "usr/local/bin")]
+                      + (["CC=" + I386_CC] if arch == "i386" else []),
                       stdout=sys.stderr.fileno()).returncode:
         raise Fail("compiling guest-rootfs/programs failed")
     copy(os.path.join(GUEST, "init"), os.path.join(root, "init"), 0o755)
@@ -231,19 +296,23 @@ def prune(rootfs):
         shutil.rmtree(p, ignore_errors=True)
 
 
-def build(quiet, verbose, force, suffix):
+def build(quiet, verbose, force, suffix, arch="x86_64"):
     def say(msg):
         if not quiet:
             print("%s: %s" % (PROG, msg), file=sys.stderr, flush=True)
 
-    check_inputs()
-    libs = libraries(BINARIES)
-    if not libs:
-        raise Fail("ldd found no libraries for %s" % " ".join(BINARIES))
-    # bpftrace's own tool scripts: small, and handy inside the guest.
-    bt_tools = [f for f in output(["dpkg", "-L", "bpftrace"]).splitlines()
-                if f.startswith("/usr/sbin/") and f.endswith(".bt") and f.count("/") == 3]
-    key = cache_key(suffix, libs, bt_tools, program_sources())
+    if arch == "i386":
+        deb, libs, bt_tools = i386_busybox_deb(), [], []
+    else:
+        deb = None
+        check_inputs()
+        libs = libraries(BINARIES)
+        if not libs:
+            raise Fail("ldd found no libraries for %s" % " ".join(BINARIES))
+        # bpftrace's own tool scripts: small, and handy inside the guest.
+        bt_tools = [f for f in output(["dpkg", "-L", "bpftrace"]).splitlines()
+                    if f.startswith("/usr/sbin/") and f.endswith(".bt") and f.count("/") == 3]
+    key = cache_key(suffix, libs, bt_tools, program_sources(), arch, deb)
 
     rootfs = os.path.join(cache_dir(), "rootfs")
     outdir = os.path.join(rootfs, key)
@@ -259,8 +328,8 @@ def build(quiet, verbose, force, suffix):
     tmp = tempfile.mkdtemp(prefix=".tmp.", dir=rootfs)
     try:
         root = os.path.join(tmp, "root")
-        say("building the guest rootfs (%s)" % key)
-        populate(root, libs, bt_tools, say)
+        say("building the %sguest rootfs (%s)" % ("i386 " if arch == "i386" else "", key))
+        populate(root, libs, bt_tools, say, arch, deb)
         say("packing %s into initramfs.%s" % (du(root, "-sh"), suffix))
         pack(root, os.path.join(tmp, "initramfs." + suffix), suffix == "cpio.gz")
         shutil.rmtree(root)
@@ -288,6 +357,9 @@ def main(argv):
     noise.add_argument("-v", "--verbose", action="store_true", help="say so on a cache hit too")
     p.add_argument("--force", action="store_true", help="build again, cached or not")
     p.add_argument("--uncompressed", action="store_true", help="a plain cpio, not gzip'ed")
+    p.add_argument("--arch", default="x86_64", choices=("x86_64", "i386"),
+                   help="x86_64 (default), or i386: the i386 guest's (busybox-static:i386 "
+                   "and the programs, no host tools)")
     a = p.parse_args(argv)
     quiet, verbose, force = a.quiet, a.verbose, a.force
     suffix = "cpio" if a.uncompressed else "cpio.gz"
@@ -299,7 +371,7 @@ def main(argv):
     for s in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, on_signal)
     try:
-        return build(quiet, verbose, force, suffix)
+        return build(quiet, verbose, force, suffix, a.arch)
     except (Fail, OSError) as e:
         print("%s: %s" % (PROG, e), file=sys.stderr)
         return 1

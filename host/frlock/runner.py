@@ -29,8 +29,14 @@ guest kernel panicked; 124 on timeout; 125 when QEMU or the guest failed
 otherwise (no exit status came back), or --accel kvm found no usable KVM.
 Each failure is one line on stderr, naming the console log.
 
+--arch i386 boots an i386 kernel (kernel/build --arch i386) in
+qemu-system-i386 under TCG with the i386 guest's rootfs (host/mkrootfs
+--arch i386: busybox and the programs only; the repository's tools must
+be built for i386, as bpf/'s are with make -C bpf ARCH=i386).
+
 FRLOCK_KVM_DEV (default /dev/kvm) is the device that must open for KVM to
-be tried; QEMU (default qemu-system-x86_64) the emulator; FRLOCK_ROOTFS a
+be tried; QEMU (default qemu-system-x86_64, with --arch i386
+qemu-system-i386) the emulator; FRLOCK_ROOTFS a
 prebuilt initramfs instead of host/mkrootfs's: the tests play a host
 without KVM, a fake QEMU and a fake rootfs with them.
 """
@@ -87,6 +93,9 @@ def parser():
         "timeout; %d when QEMU or the guest failed otherwise, or --accel kvm found "
         "no usable KVM" % (LIVELOCK, PANIC, TIMEOUT, FAILED))
     p.add_argument("--kernel", metavar="PATH", help="a bzImage or a kernel/build directory")
+    p.add_argument("--arch", default="x86_64", metavar="x86_64|i386",
+                   help="the kernel's architecture (default x86_64); i386: qemu-system-i386, "
+                   "TCG, the i386 rootfs (host/mkrootfs --arch i386), --kernel required")
     p.add_argument("--smp", metavar="N", help="guest vCPUs (default 2; 1 with --icount)")
     p.add_argument("--mem", default="2048", metavar="MB", help="guest memory (default 2048)")
     p.add_argument("--timeout", metavar="S",
@@ -168,6 +177,15 @@ def check(a):
     a.timeout = int(a.timeout)
     if a.accel not in ("auto", "kvm", "tcg"):
         raise Usage("--accel wants auto, kvm or tcg, not '%s'" % a.accel)
+    if a.arch not in ("x86_64", "i386"):
+        raise Usage("--arch wants x86_64 or i386, not '%s'" % a.arch)
+    if a.arch == "i386":
+        if a.accel == "kvm" or a.icount:
+            raise Usage("--arch i386 runs under TCG only, not %s"
+                        % ("--icount" if a.icount else "--accel kvm"))
+        if not a.kernel:
+            raise Usage("--arch i386 wants --kernel (kernel/build --arch i386)")
+        a.accel = "tcg"
     if a.tcg_thread not in ("multi", "single"):
         raise Usage("--tcg-thread wants multi or single, not '%s'" % a.tcg_thread)
     ports = []
@@ -375,7 +393,8 @@ class Runner:
     def __init__(self, a):
         self.a = a
         self.cache = cache_dir()
-        self.qemu = os.environ.get("QEMU", "qemu-system-x86_64")
+        self.qemu = os.environ.get("QEMU", "qemu-system-i386" if a.arch == "i386" else
+                                   "qemu-system-x86_64")
         self.qemu_proc = None
         self.run = None
         self.sysmap = None
@@ -425,7 +444,7 @@ class Runner:
         self.kernel = kernel
         rootfs = os.environ.get("FRLOCK_ROOTFS")
         if not rootfs:
-            cmd = [os.path.join(HERE, "mkrootfs"), "--uncompressed"] + (
+            cmd = [os.path.join(HERE, "mkrootfs"), "--uncompressed", "--arch", a.arch] + (
                 ["--verbose"] if a.verbose else [])
             mk = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
             if mk.returncode:
@@ -515,14 +534,17 @@ class Runner:
     def choose_accel(self):
         """(accelerator flags, what ran, a note)."""
         a, ac = self.a, self.accel
-        tcg = ["-accel", "tcg,thread=" + a.tcg_thread, "-cpu", "max"]
+        # i386: QEMU's max CPU says AuthenticAMD, family 6 (an Athlon), which
+        # the kernel warns is "not suitable for SMP" (and taints): Intel's.
+        tcg = ["-accel", "tcg,thread=" + a.tcg_thread, "-cpu",
+               "max,vendor=GenuineIntel" if a.arch == "i386" else "max"]
         if a.icount:
             # One instruction, one ns of guest time; sleep=off: an idle
             # guest's clock jumps to its next timer instead of waiting.
             return (["-accel", "tcg,thread=single", "-icount", "shift=0,sleep=off", "-cpu", "max"],
                     "tcg-icount", "exact: 1 guest ns per guest instruction")
         if a.accel == "tcg":
-            return tcg, "tcg", "forced by --accel tcg"
+            return tcg, "tcg", "i386: TCG only" if a.arch == "i386" else "forced by --accel tcg"
         if not ac.ok:
             return tcg, "tcg", ac.why
         if ac.verdict() is None:

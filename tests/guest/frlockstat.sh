@@ -5,7 +5,15 @@
 # keeps what it printed in /results/frlockstat (run-guest --results); the
 # host judges it (host/judge-frlockstat: frlock/judges/frlockstat.py says what
 # each run must show).
-F=/opt/frlock/bpf/.output/frlockstat
+#
+# usage: frlockstat.sh [modes [FRLOCKSTAT [SITES]]]
+#   modes: only the first runs (-j SITES under gettimeofday load, tp_btf and
+#   raw_tp), with FRLOCKSTAT (default the x86-64 build) and SITES (default
+#   -c; its record in modes.opt): make test-long's i386 guest, with
+#   bpf/.output-i386/frlockstat and -w (judge-frlockstat --modes).
+ONLY=${1:-}
+F=${2:-/opt/frlock/bpf/.output/frlockstat}
+SITES=${3:--c}
 OUT=/results/frlockstat
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=guest-rootfs/lib.sh
@@ -22,6 +30,7 @@ fi
 # rc NAME STATUS: a run's exit status, for the judge.
 rc() { echo "$1 $2" >>"$OUT/rc"; }
 : >"$OUT/rc"
+echo "$SITES" >"$OUT/modes.opt"
 
 # attached_run NAME ARGS...: frlockstat ARGS in the background, its stdout
 # in NAME.json; returns once it has attached (its start, BTF and the
@@ -39,11 +48,15 @@ for mode in tp_btf raw_tp; do
 	opt=
 	[ $mode = raw_tp ] && opt=-r
 	# shellcheck disable=SC2086
-	attached_run $mode $opt -j -c 6 1
+	attached_run $mode $opt -j "$SITES" 6 1
 	gtod-load -t 2 -d 5 -w 1000 -i 0 >/dev/null 2>&1
 	wait $stat
 	rc $mode $?
 done
+if [ "$ONLY" = modes ]; then
+	rm -rf "$tmp"
+	exit 0
+fi
 
 # Running totals, printed as differences, over intervals ended by Ctrl-C.
 attached_run intervals -j 1

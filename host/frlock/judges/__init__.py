@@ -22,6 +22,9 @@ class Checks:
         print_check("ok" if ok else "not ok", self.prefix + desc)
         return ok
 
+    def skip(self, desc):
+        print_check("skip", self.prefix + desc)
+
     @staticmethod
     def note(text):
         print_diag(text, "  ")

@@ -6,7 +6,8 @@ N skipped"; exit status 1 if any check failed.
 
 usage: tests/run [--host-only | --guest-only | --long SECONDS]
   --long S  everything, plus the checker kernels built if missing, the
-            arm64 kernel's KUnit run and a torture run of S seconds
+            arm64 and i386 kernels' KUnit runs (i386: frlockstat too) and a
+            torture run of S seconds
             (make test-long)
 
 The parts run in order, each a module of this package: the unittest
@@ -35,7 +36,8 @@ def parse(argv):
     which.add_argument("--guest-only", action="store_true", help="the guest part only")
     which.add_argument("--long", type=int, metavar="SECONDS",
                        help="everything, plus the checker kernels built if missing, the "
-                       "arm64 kernel's KUnit run and a torture run of SECONDS (make test-long)")
+                       "arm64 and i386 kernels' KUnit runs (i386: frlockstat too) and a torture "
+                       "run of SECONDS (make test-long)")
     a = p.parse_args(argv)
     if a.long is not None and not 1 <= a.long <= 99999:
         p.error("--long wants the torture length in seconds (1-99999), not '%d'" % a.long)
@@ -142,6 +144,9 @@ def main(argv):
             if long_s:
                 guest_jobs.preempt_rt(run)
                 guest_jobs.arm64(run)
+                # The series' second architecture, as in 2003: i386 booted,
+                # its KUnit suites, frlockstat built for i386 on tk_core.
+                guest_jobs.i386(run)
     print("# logs: " + logs, flush=True)
     print("%d passed, %d failed, %d skipped" % (run.counts["ok"], run.counts["not ok"], run.counts["skip"]),
           flush=True)

@@ -867,6 +867,15 @@ class BadInput(Check):
         harness.usage_fault(self, "argument --arch: invalid choice: 'mips'", [BUILD, "--arch", "mips"],
                             log=self.log)
 
+    def test_i386_alone(self):
+        """kernel/build --arch i386: with --series, --base or --llvm is one line, exit 2"""
+        self.one_line_fault(2, "--arch i386 builds both series on 6.1 with kernel/guest.config, "
+                            "kernel/frlock.config, kernel/i386.config, kernel/i386-guest.config only",
+                            BUILD, "--arch", "i386", "--series", "seqcount")
+        self.one_line_fault(2, "--arch i386 builds both series on 6.1", BUILD, "--arch", "i386",
+                            "--base", "6.12")
+        self.one_line_fault(2, "--llvm goes with --arch arm64", BUILD, "--arch", "i386", "--llvm")
+
     def test_coverage_unknown(self):
         """kernel/coverage: an unknown configuration is one line, exit 2"""
         self.one_line_fault(2, "unknown configuration 'nope'", os.path.join(TOP, "kernel", "coverage"),

@@ -93,5 +93,18 @@ class Convention(unittest.TestCase):
                 self.assertEqual(len(said), 1, "%s: wanted one line but the usage: %s" % (path, err))
 
 
+class BpfMakefile(unittest.TestCase):
+    def test_bad_arch(self):
+        """cli: make -C bpf ARCH=mips is one line naming the guests' architectures, exit 2, nothing built"""
+        p = subprocess.run(["make", "-s", "-C", os.path.join(TOP, "bpf"), "ARCH=mips", "KERNEL=/nonexistent"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        said = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        self.assertEqual(len(said), 1, said)
+        self.assertIn("ARCH wants x86_64 or i386, not 'mips'", said[0])
+        self.assertFalse(os.path.exists(os.path.join(TOP, "bpf", ".output-mips")))
+
+
 if __name__ == "__main__":
     unittest.main()

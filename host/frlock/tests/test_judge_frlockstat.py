@@ -47,6 +47,24 @@ class StatJudge(unittest.TestCase):
         self.assertIn("not ok - frlockstat (tp_btf): every record is schema version 2", out)
         self.assertIn("not ok - frlockstat -h shows examples", out)
 
+    def test_modes_only(self):
+        """judges/frlockstat --modes: only the tp_btf and raw_tp runs are judged (the i386 guest's), and still fail"""
+        rec = {"type": "frlockstat", "v": 1, "lock": "tk_core", "writes": 3}
+        rc, out = run_judge(frlockstat.main, {"rc": "tp_btf 0\n", "tp_btf.json": json.dumps(rec) + "\n"},
+                            args=["--modes"])
+        self.assertEqual(rc, 1)
+        self.assertIn("not ok - frlockstat (tp_btf): every record is schema version 2", out)
+        self.assertIn("not ok - frlockstat (raw_tp) ran (exit None)", out)
+        self.assertNotIn("frlockstat -h shows examples", out)
+        self.assertNotIn("rename storm", out)
+        # Runs with -w, not -c (the i386 guest): -c's checks are skips, never passes.
+        rc, out = run_judge(frlockstat.main, {"rc": "tp_btf 0\n", "modes.opt": "-w\n",
+                                              "tp_btf.json": json.dumps(rec) + "\n"}, args=["--modes"])
+        self.assertIn("skip - frlockstat (tp_btf) names writer and reader call sites (not run: the runs "
+                      "counted sites with -w, not -c)", out)
+        self.assertIn("skip - frlockstat (tp_btf) -j -c: site records and who cost whom", out)
+        self.assertNotIn("ok - frlockstat (tp_btf) names writer", out.replace("skip - ", ""))
+
     def test_pairs(self):
         """judges/frlockstat: -c's pairs join and add up to the row's joined retries and waits, or fail"""
         def recs(writer, count):

@@ -245,9 +245,28 @@ class BadInput(unittest.TestCase):
                 ("--icount runs 1 vCPU, not 2: under QEMU 7.2's -icount a second vCPU never "
                  "comes up", ["--icount", "--smp", "2"]),
                 ("--icount counts instructions under TCG, not --accel kvm",
-                 ["--icount", "--accel", "kvm"])):
+                 ["--icount", "--accel", "kvm"]),
+                ("--arch wants x86_64 or i386, not 'arm64'", ["--arch", "arm64"]),
+                ("--arch i386 runs under TCG only, not --accel kvm",
+                 ["--arch", "i386", "--accel", "kvm", "--exec", "true"]),
+                ("--arch i386 runs under TCG only, not --icount",
+                 ["--arch", "i386", "--icount", "--smp", "1", "--exec", "true"]),
+                ("--arch i386 wants --kernel (kernel/build --arch i386)",
+                 ["--arch", "i386", "--exec", "true"])):
             with self.subTest(args=args):
                 self.refused(want, *args)
+
+    def test_mkrootfs_arch(self):
+        """mkrootfs --arch: an unknown architecture is one line with the usage (exit 2), nothing built"""
+        p = subprocess.run([os.path.join(HOST, "mkrootfs"), "--arch", "arm64"],
+                           env=dict(os.environ, FRLOCK_CACHE=self.d + "/cache"), stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        err = p.stderr.splitlines()
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertTrue(err and err[0].startswith("usage:"), err)
+        self.assertIn("argument --arch: invalid choice: 'arm64'", err[-1])
+        self.assertFalse(os.path.exists(self.d + "/cache"))
 
     def no_kvm(self, dev, why, cache=None):
         env = dict(os.environ, FRLOCK_KVM_DEV=dev, FRLOCK_CACHE=cache or self.d + "/cache")
