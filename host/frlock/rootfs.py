@@ -216,17 +216,15 @@ def populate(root, libs, bt_tools, say, arch="x86_64", deb=None):
     os.chmod(os.path.join(root, "var/tmp"), 0o1777)
     if arch == "i386":
         busybox_from_deb(deb, os.path.join(root, "bin/busybox"))
-        # Its applets, as the host's busybox-static of the same Debian
-        # release lists them (the i386 binary need not run on the host).
-        for applet in output(["/bin/busybox", "--list-full"]).split():
-            if not os.path.lexists(os.path.join(root, applet)):
-                os.symlink("/bin/busybox", os.path.join(root, applet))
     else:
         copy("/bin/busybox", os.path.join(root, "bin/busybox"))
-        for applet in output(["/bin/busybox", "--list-full"]).split():
-            path = os.path.join(root, applet)
-            if not os.path.exists(path):
-                os.symlink("/bin/busybox", path)
+    # Its applets, as the host's busybox-static lists them (for i386, the
+    # same Debian release's: the i386 binary need not run on the host).
+    for applet in output(["/bin/busybox", "--list-full"]).split():
+        path = os.path.join(root, applet)
+        if not os.path.lexists(path):
+            os.symlink("/bin/busybox", path)
+    if arch != "i386":
         for f in BINARIES + libs + bt_tools:
             os.makedirs(root + os.path.dirname(f), exist_ok=True)
             copy(f, root + f)
