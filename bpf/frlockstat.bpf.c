@@ -49,7 +49,6 @@ const volatile __u32 long_size = 8;
 #define PAGE_OFFSET_DEFAULT	0xffff888000000000ULL
 #define VMEMMAP_DEFAULT		0xffffea0000000000ULL
 #define PAGE_SHIFT		12
-#define TIMED			1	/* a write_rec wait slot already timed */
 _Static_assert((WAITERS & (WAITERS - 1)) == 0, "read_wait masks a slot's index with WAITERS - 1");
 
 /*
@@ -85,12 +84,6 @@ struct {
  * address (per-CPU, slab) and the ones a filter left out: found once,
  * remembered (LRU: a dentry freed long ago makes way).
  */
-struct key_val {
-	u64 key;
-	u32 excluded;
-	u32 pad;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);

@@ -84,6 +84,7 @@ static struct env {
 enum { OPT_MAX_LOCKS = 1000, OPT_MAX_SITES, OPT_MAX_PAIRS };
 
 static volatile sig_atomic_t exiting;
+static bool settled;	/* detached, no program running: the last record (settle()) */
 static struct textfile *textfile;	/* -P */
 
 /* The kernel's events: which systems, what each can tell. */
@@ -1726,6 +1727,9 @@ static void print_hists(const struct interval *iv)
 			printf("  and %llu wait%s not timed: the write began before the attach, "
 			       "or its record made way\n", r->d.waits_unjoined,
 			       r->d.waits_unjoined > 1 ? "s" : "");
+		if (r->d.waits_open)
+			printf("  and %llu wait%s not timed: the write was still open when "
+			       "frlockstat detached\n", r->d.waits_open, r->d.waits_open > 1 ? "s" : "");
 		print_hist("reader time lost to a retry, at least (ns, the colliding "
 			   "write's begin to the retry)", &r->d.retry_lb_ns, "retry");
 		if (env.walk && r->d.walk_fallbacks) {
@@ -1806,6 +1810,13 @@ static void print_pairs_json(int row)
 	}
 }
 
+/* Known once settled, in the last record; left out before: programs still run. */
+static void json_open_waits(const struct lock_stat *st)
+{
+	if (settled)
+		printf(",\"waits_open\":%llu", st->waits_open);
+}
+
 static void print_json(const struct interval *iv)
 {
 	char wbuf[128], rbuf[128];
@@ -1836,6 +1847,7 @@ static void print_json(const struct interval *iv)
 		       "\"waits_bounded\":%llu,\"wait_ub_ns\":%llu,\"waits_unjoined\":%llu", d->waits,
 		       d->waits_timed, d->wait_ns_sum, d->waits_bounded, d->wait_ub_ns_sum,
 		       d->waits_unjoined);
+		json_open_waits(d);
 		printf(",\"retries_joined\":%llu,\"retry_lost_lb_ns\":%llu",
 		       d->retries_joined, d->retry_lb_ns_sum);
 		printf(",\"hold_ns_sum\":%llu,\"lost\":{\"ns\":%llu,\"bound\":%s}", d->hold_ns_sum,
@@ -1848,6 +1860,7 @@ static void print_json(const struct interval *iv)
 		printf(",\"waits\":%llu,\"waits_joined\":%llu,\"waits_bounded\":%llu"
 		       ",\"waits_unjoined\":%llu", t->waits, t->waits_timed, t->waits_bounded,
 		       t->waits_unjoined);
+		json_open_waits(t);
 		printf(",\"retries_joined\":%llu}", t->retries_joined);
 		json_hist("hold_ns", &d->hold_ns);
 		json_hist("wait_ns", &d->wait_ns);
@@ -2225,6 +2238,97 @@ static int row_cmp(const void *a, const void *b)
 static unsigned long long stat_keys[MAX_LOCKS];
 static struct lock_stat stat_vals[MAX_LOCKS];
 
+/*
+ * The last record is read with nothing attached and no program running,
+ * so that its running totals add up: every wait counted is timed, a
+ * bound, unjoined, or open (its write's end came after the detach).
+ * Detaching a link unhooks its program for the hits to come; a hit that
+ * began before may still be in it. An update of a map-in-map returns
+ * after synchronize_rcu() (the kernel's maybe_wait_bpf_programs(), "so
+ * that userspace ... knows that all programs that could be running use
+ * the new map value"), which waits for every tracepoint probe running:
+ * they run with preemption off. membarrier() would do the same, but the
+ * guest kernels are built without CONFIG_MEMBARRIER.
+ */
+static int settle(struct frlockstat_bpf *obj)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	int inner, outer, err;
+	__u32 zero = 0;
+
+	frlockstat_bpf__detach(obj);
+	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "settle_inner", 4, 4, 1, NULL);
+	if (inner < 0)
+		return inner;
+	opts.inner_map_fd = inner;
+	outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "settle", 4, 4, 1, &opts);
+	if (outer < 0) {
+		close(inner);
+		return outer;
+	}
+	err = bpf_map_update_elem(outer, &zero, &inner, BPF_ANY);
+	close(outer);
+	close(inner);
+	if (!err)
+		settled = true;
+	return err;
+}
+
+/*
+ * Settled: per instance key, the waits stored in a write record still
+ * open (its end never seen), which no program will time now.
+ */
+static struct {
+	unsigned long long key, n;
+} open_waits[MAX_LOCKS];
+static int nr_open_waits;
+
+static void count_open_waits(struct frlockstat_bpf *obj)
+{
+	int writes = bpf_map__fd(obj->maps.recent_writes), keys = bpf_map__fd(obj->maps.lock_keys);
+	int stats = bpf_map__fd(obj->maps.stats);
+	static struct lock_stat st;
+	struct write_rec w;
+	struct key_val kv;
+
+	nr_open_waits = 0;
+	for (__u32 i = 0; i < bpf_map__max_entries(obj->maps.recent_writes); i++) {
+		unsigned long long key, n = 0;
+		int o;
+
+		if (bpf_map_lookup_elem(writes, &i, &w) || !w.tag || w.end_ns || w.closed)
+			continue;
+		for (unsigned int k = 0; k < WAITERS && k < w.nwait; k++)
+			n += w.wait_ns[k] > TIMED;
+		if (!n)
+			continue;
+		/* Its instance as instance_of() found it: keyed by the address, or in lock_keys. */
+		key = w.lock;
+		if (bpf_map_lookup_elem(stats, &key, &st)) {
+			if (bpf_map_lookup_elem(keys, &key, &kv) || kv.excluded)
+				continue;
+			key = kv.key;
+		}
+		for (o = 0; o < nr_open_waits && open_waits[o].key != key; o++)
+			;
+		if (o == MAX_LOCKS)
+			continue;
+		if (o == nr_open_waits) {
+			open_waits[nr_open_waits].key = key;
+			open_waits[nr_open_waits++].n = 0;
+		}
+		open_waits[o].n += n;
+	}
+}
+
+static unsigned long long open_waits_of(unsigned long long key)
+{
+	for (int o = 0; o < nr_open_waits; o++)
+		if (open_waits[o].key == key)
+			return open_waits[o].n;
+	return 0;
+}
+
 static void collect_rows(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 {
 	int n = map_read_all(bpf_map__fd(obj->maps.stats), stat_keys, sizeof(stat_keys[0]),
@@ -2240,6 +2344,7 @@ static void collect_rows(struct frlockstat_bpf *obj, const struct ksyms *ksyms)
 
 		key = stat_keys[e];
 		st = stat_vals[e];
+		st.waits_open = open_waits_of(key);
 		/* The BPF side counts each write once, in its hold time's bucket. */
 		st.writes = 0;
 		for (int k = 0; k < MAX_SLOTS; k++)
@@ -2533,12 +2638,26 @@ int main(int argc, char **argv)
 		env.json ? "" : "\n");
 	fflush(env.json ? stderr : stdout);
 
-	while (!exiting) {
-		sleep(env.interval);
+	for (;;) {
+		bool last;
+
+		if (!exiting)
+			sleep(env.interval);
 		ksyms = ksyms_refresh(ksyms);
+		last = exiting || env.count == 1;
+		if (last) {
+			err = settle(obj);
+			if (err)
+				fprintf(stderr, "frlockstat: cannot wait for the programs still running "
+					"(%s): the last record has no waits_open\n", errname(err));
+			else
+				count_open_waits(obj);
+		}
 		print_interval(obj, ksyms);
-		if (--env.count == 0)
+		if (last)
 			break;
+		if (env.count)
+			env.count--;
 	}
 	if (!matched && env.name) {
 		if (!told)

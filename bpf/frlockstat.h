@@ -9,6 +9,7 @@
 #define MAX_CALLERS	1024
 #define MAX_CPUS	64	/* per-CPU areas looked at to name a per-CPU lock */
 #define WAITERS		4	/* waits timed per write section (more are counted) */
+#define TIMED		1	/* a write_rec wait slot already timed; above: a wait's start */
 #define MAX_PAIRS	2048	/* -c: (writer, reader) pairs, who cost whom */
 #define COMM_LEN	16	/* the kernel's TASK_COMM_LEN */
 
@@ -63,6 +64,8 @@ struct lock_stat {
 						 * timed: each at most its write's hold */
 	unsigned long long waits_unjoined;	/* waits whose write had no record: it began
 						 * before the attach, or its record made way */
+	unsigned long long waits_open;	/* userspace's, in the last record: waits whose write
+					 * was still open when frlockstat detached */
 	unsigned long long hold_ns_sum;	/* the histograms' exact sums */
 	unsigned long long wait_ns_sum;
 	unsigned long long retry_lb_ns_sum;
@@ -128,6 +131,13 @@ struct writer_snap {
 };
 
 /* A write section, kept per (lock, seq) for its end and the readers it cost. */
+/* lock_keys' value: a lock address's instance key, or that a filter left it out. */
+struct key_val {
+	unsigned long long key;
+	unsigned int excluded;
+	unsigned int pad;
+};
+
 struct write_rec {
 	unsigned long long tag;		/* whose record: write_tag(lock, seq), 0 if none */
 	unsigned long long lock;	/* and the lock's whole address */
@@ -137,7 +147,7 @@ struct write_rec {
 	unsigned long long end_ns;	/* 0 while open */
 	unsigned int nwait;		/* waits that found it open */
 	unsigned int closed;		/* its end is done with it: another write may take it */
-	unsigned long long wait_ns[WAITERS];	/* their start; 1 once timed */
+	unsigned long long wait_ns[WAITERS];	/* their start; TIMED once timed */
 	char comm[COMM_LEN];		/* -c: the writer's task name at its begin */
 	struct who waiter[WAITERS];	/* -c: who waits in each slot, for its timer */
 };

@@ -163,16 +163,17 @@ def modes(d):
         first = tk[0] if tk else {}
         check(any(r.get("writes", 0) > 0 and r.get("hold_ns") for r in tk),
               "frlockstat (%s) saw %s %s writes, with hold times" % (mode, first.get("writes", "no"), TK))
-        # Over the run (the last record's running totals, the load over):
-        # a wait is timed when its write ends, which may be in the next
-        # interval, so one interval's waits need not add up.
+        # Over the run: the last record's running totals, read after
+        # frlockstat detached and its programs ended. A wait is timed when
+        # its write ends, which may be in the next interval, so one
+        # interval's waits need not add up, nor a total read before that.
         total = tk[-1].get("total", {}) if tk else {}
-        parts = [total.get(k) for k in ("waits_joined", "waits_bounded", "waits_unjoined")]
+        parts = [total.get(k) for k in ("waits_joined", "waits_bounded", "waits_unjoined", "waits_open")]
         check(any(r.get("retries", 0) > 0 and r.get("retries_joined", 0) > 0 for r in tk)
               and all(isinstance(x, int) for x in parts) and sum(parts) == total.get("waits"),
               "frlockstat (%s) saw %s %s retries, joined to their writes, and %s waits over the run, "
-              "each timed (%s), bounded by its write's hold (%s) or counted as without its write's "
-              "record (%s: it began before the attach or its record made way)"
+              "each timed (%s), bounded by its write's hold (%s), counted as without its write's "
+              "record (%s: it began before the attach or its record made way) or open at the detach (%s)"
               % (mode, first.get("retries", "no"), TK, total.get("waits", "no"), *parts))
         sites = callers(recs)
         if per_site:

@@ -98,13 +98,15 @@ def hist_count(h, pred):
 
 
 def no_exact_zero(row, what):
-    """Every wait of the row timed above 0 ns or counted as a bound."""
-    waits, timed, bounded = (row.get(k) for k in ("waits", "waits_joined", "waits_bounded"))
+    """Every wait of the row (a run's last record) timed above 0 ns,
+    counted as a bound, or open when frlockstat detached."""
+    waits, timed, bounded, open_ = (row.get(k) for k in ("waits", "waits_joined", "waits_bounded", "waits_open"))
     zeros = hist_count(row.get("wait_ns"), lambda b: b["min"] == 0)
-    note("%s: %s waits: %s timed (%s ns in all), %s bounds (their writes' holds: %s ns in all); %d timed 0 ns"
-         % (what, waits, timed, row.get("wait_ns_sum"), bounded, row.get("wait_ub_ns"), zeros))
-    return (isinstance(waits, int) and waits > 0 and isinstance(timed, int) and isinstance(bounded, int)
-            and timed + bounded == waits and zeros == 0)
+    note("%s: %s waits: %s timed (%s ns in all), %s bounds (their writes' holds: %s ns in all), %s open at the "
+         "detach; %d timed 0 ns" % (what, waits, timed, row.get("wait_ns_sum"), bounded, row.get("wait_ub_ns"),
+                                    open_, zeros))
+    return (isinstance(waits, int) and waits > 0 and all(isinstance(x, int) for x in (timed, bounded, open_))
+            and timed + bounded + open_ == waits and zeros == 0)
 
 
 def runs(d, phase):

@@ -65,6 +65,23 @@ class StatJudge(unittest.TestCase):
         self.assertIn("skip - frlockstat (tp_btf) -j -c: site records and who cost whom", out)
         self.assertNotIn("ok - frlockstat (tp_btf) names writer", out.replace("skip - ", ""))
 
+    def test_waits_over_the_run(self):
+        """judges/frlockstat: the last record's waits add up with those open at the detach; none (read before the detach) fails"""
+        def rec(open_):
+            total = {"writes": 9, "retries": 2, "waits": 10, "waits_joined": 7, "waits_bounded": 1,
+                     "waits_unjoined": 0, "retries_joined": 2}
+            if open_ is not None:
+                total["waits_open"] = open_
+            return json.dumps({"type": "frlockstat", "v": 2, "lock": "tk_core", "writes": 9, "retries": 2,
+                               "retries_joined": 2, "waits": 10, "total": total}) + "\n"
+        for open_, verdict in ((2, "ok"), (1, "not ok"), (None, "not ok")):
+            rc, out = run_judge(frlockstat.main, {"rc": "tp_btf 0\n", "modes.opt": "-w\n", "tp_btf.json": rec(open_)},
+                                args=["--modes"])
+            self.assertIn("\n%s - frlockstat (tp_btf) saw 2 tk_core retries, joined to their writes, and 10 waits "
+                          "over the run, each timed (7), bounded by its write's hold (1), counted as without its "
+                          "write's record (0: it began before the attach or its record made way) or open at the "
+                          "detach (%s)" % (verdict, open_), "\n" + out)
+
     def test_pairs(self):
         """judges/frlockstat: -c's pairs join and add up to the row's joined retries and waits, or fail"""
         def recs(writer, count):

@@ -32,11 +32,12 @@ def self_rec(wbegin_ns, wend_ns, stats="on"):
     return json.dumps(r) + "\n"
 
 
-def row(waits, bounded, wait_hist, hold_hist):
+def row(waits, bounded, wait_hist, hold_hist, open_=0):
     timed = sum(b["count"] for b in wait_hist)
     return json.dumps({"type": "frlockstat", "v": 2, "lock": "bench_fr+0x40", "kind": "frlock",
                        "writes": sum(b["count"] for b in hold_hist), "waits": waits, "waits_joined": timed,
                        "waits_bounded": bounded, "wait_ub_ns": bounded * 3000,
+                       **({} if open_ is None else {"waits_open": open_}),
                        "wait_ns_sum": timed * 140000, "hold_ns_sum": 150000 * 500,
                        "hold_ns": hold_hist, "wait_ns": wait_hist}) + "\n"
 
@@ -96,6 +97,18 @@ class WaitJudge(unittest.TestCase):
         self.assertIn("not ok - waits: a section as short as the dispatch", out)
         self.assertIn("not ok - waits: held 150 us: the median wait", out)
         self.assertIn("not ok - waits: frlockstat -S counted every write section the module ran (write-self.2", out)
+
+    def test_open_at_the_detach(self):
+        """judges/waits: a wait still open when frlockstat detached adds up; a record read before the detach (no waits_open) fails"""
+        files = good()
+        files["short.json"] = row(61, 40, [bucket(1024, 20)], [bucket(8192, 500)], open_=1)
+        rc, out = judge(files)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("20 timed (2800000 ns in all), 40 bounds (their writes' holds: 120000 ns in all), 1 open", out)
+        files["short.json"] = row(60, 40, [bucket(1024, 20)], [bucket(8192, 500)], open_=None)
+        rc, out = judge(files)
+        self.assertEqual(rc, 1)
+        self.assertIn("not ok - waits: a section as short as the dispatch", out)
 
     def test_no_wait_within_the_bound(self):
         """judges/waits: a phase whose runs reached their bound with no wait fails, naming its runs"""
