@@ -32,7 +32,9 @@ PERIOD = float(os.environ.get("FRLOCK_VCPU_WATCH_PERIOD", "10"))  # s between sa
 CONFIRM_AFTER = PERIOD  # s between the two checks
 SAMPLE_GAP = PERIOD / 50  # s between a check's samples
 INT3_PATH = ("asm_exc_int3", "exc_int3", "error_entry", "poke_int3_handler",
-             "do_int3", "do_int3_user")
+             "do_int3", "do_int3_user",
+             # i386: every exception enters and leaves through these.
+             "handle_exception", "handle_exception_return")
 
 
 class Monitor:
@@ -59,13 +61,14 @@ class Monitor:
         return self._prompt()
 
     def rips(self):
-        """{cpu index: rip} for every vCPU."""
+        """{cpu index: rip} for every vCPU (EIP on i386)."""
         regs = self.cmd("info registers -a")
         return {int(c): int(r, 16)
-                for c, r in re.findall(r"CPU#(\d+).*?RIP=([0-9a-f]+)", regs, re.S)}
+                for c, r in re.findall(r"CPU#(\d+).*?[RE]IP=([0-9a-f]+)", regs, re.S)}
 
     def byte_at(self, addr):
-        m = re.search(rf"{addr:016x}:\s*0x([0-9a-f]{{2}})", self.cmd(f"x /1xb {addr:#x}"))
+        # QEMU prints the address in 16 digits on x86-64, 8 on i386.
+        m = re.search(rf"\b0*{addr:x}:\s*0x([0-9a-f]{{2}})", self.cmd(f"x /1xb {addr:#x}"))
         return m.group(1) if m else None
 
     def close(self):

@@ -36,6 +36,15 @@ BUSY = [SYMS["ktime_get_real_ts64"] + d for d in (0x10, 0x33, 0x51, 0x7a)] + \
 
 # Per scenario: each vCPU's RIPs, replayed in a cycle; memory bytes; and
 # whether the watcher must call it a livelock.
+# i386 (qemu-system-i386): EIP, 8-digit addresses. Seen on 2026-12-07:
+# CPU0 between int3 handling and a static branch in tick_periodic(),
+# holding jiffies_lock; CPU1 spinning for it (no int3: not a livelock).
+SYMS32 = {"handle_exception": 0xc15cb3d0, "handle_exception_return": 0xc15cb4ce,
+          "tick_periodic": 0xc10f5600, "queued_spin_lock_slowpath": 0xc15ca1a0,
+          "zzz_end": 0xc1700000}
+I386 = {"int3": SYMS32["handle_exception"] + 0x1e, "ret": SYMS32["handle_exception_return"] + 0x5f,
+        "stuck": SYMS32["tick_periodic"] + 0x3a, "spin": SYMS32["queued_spin_lock_slowpath"] + 0x3a}
+
 SCENARIOS = {
     # Session 7's dump: CPU0 between asm_exc_int3 and copy_page_range,
     # CPU1 idle (whose RIP also repeats, and holds 0xc3: not a livelock).
@@ -46,13 +55,20 @@ SCENARIOS = {
     # Stuck for the first check only: the second finds it elsewhere.
     "transient": ({0: [INT3, STUCK, STUCK] * 4 + BUSY * 3, 1: [IDLE]},
                   {STUCK: "eb", IDLE: "c3"} | {b: "0f" for b in BUSY}, False),
+    "livelock-i386": ({0: [I386["int3"], I386["ret"], I386["stuck"], I386["stuck"]], 1: [I386["spin"]]},
+                      {I386["stuck"]: "e9", I386["spin"]: "f3"}, True),
 }
 
 
-def system_map(path):
+def is_i386(scenario):
+    return scenario.endswith("-i386")
+
+
+def system_map(path, scenario="livelock"):
+    syms, width = (SYMS32, 8) if is_i386(scenario) else (SYMS, 16)
     with open(path, "w") as f:
-        for name, addr in sorted(SYMS.items(), key=lambda kv: kv[1]):
-            f.write("%016x T %s\n" % (addr, name))
+        for name, addr in sorted(syms.items(), key=lambda kv: kv[1]):
+            f.write("%0*x T %s\n" % (width, addr, name))
 
 
 def serve(path, scenario, stop):
@@ -79,13 +95,18 @@ def serve(path, scenario, stop):
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
                     cmd = line.decode().strip()
-                    if cmd == "info registers -a":
+                    if cmd == "info registers -a" and is_i386(scenario):
+                        out = "".join("\r\nCPU#%d\r\nEAX=00000000 EBX=00000001\r\n"
+                                      "EIP=%08x EFL=00000246\r\n" % (c, next(cyc))
+                                      for c, cyc in cycles.items())
+                    elif cmd == "info registers -a":
                         out = "".join("\r\nCPU#%d\r\nRAX=0000000000000000 RBX=1\r\n"
                                       "RIP=%016x RFL=00000246\r\n" % (c, next(cyc))
                                       for c, cyc in cycles.items())
                     elif cmd.startswith("x /1xb "):
                         addr = int(cmd.split()[-1], 16)
-                        out = "%016x: 0x%s\r\n" % (addr, memory.get(addr, "90"))
+                        out = "%0*x: 0x%s\r\n" % (8 if is_i386(scenario) else 16, addr,
+                                                   memory.get(addr, "90"))
                     else:
                         out = "unknown command: '%s'\r\n" % cmd
                     conn.sendall((cmd + "\r\n" + out + "(qemu) ").encode())

@@ -25,7 +25,7 @@ class Watcher(unittest.TestCase):
     def verdict(self, scenario):
         with tempfile.TemporaryDirectory() as d:
             sysmap = os.path.join(d, "System.map")
-            fakeqemu.system_map(sysmap)
+            fakeqemu.system_map(sysmap, scenario)
             mon = os.path.join(d, "monitor")
             stop = threading.Event()
             t = threading.Thread(target=fakeqemu.serve, args=(mon, scenario, stop), daemon=True)
@@ -50,6 +50,13 @@ class Watcher(unittest.TestCase):
         self.assertIsNotNone(v)
         self.assertIn("copy_page_range+0xe4a", v)
         self.assertIn("0xeb", v)
+
+    def test_livelock_i386(self):
+        """vcpuwatch on i386: EIP and 8-digit addresses; int3 handled through handle_exception"""
+        v = self.verdict("livelock-i386")
+        self.assertIsNotNone(v)
+        self.assertIn("tick_periodic+0x3a", v)
+        self.assertIn("0xe9", v)
 
     def test_not_livelock(self):
         """vcpuwatch: an idle guest, a legitimate int3 and a vCPU that moves on are not livelocks"""
