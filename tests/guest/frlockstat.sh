@@ -10,7 +10,7 @@
 #   modes: only the first runs (-j SITES under gettimeofday load, tp_btf and
 #   raw_tp), with FRLOCKSTAT (default the x86-64 build) and SITES (default
 #   -c; its record in modes.opt): make test-long's i386 guest, with
-#   bpf/.output-i386/frlockstat and -w (judge-frlockstat --modes).
+#   bpf/.output-i386/frlockstat (judge-frlockstat --modes).
 ONLY=${1:-}
 F=${2:-/opt/frlock/bpf/.output/frlockstat}
 SITES=${3:--c}

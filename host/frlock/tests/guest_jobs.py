@@ -488,8 +488,7 @@ def i386(run):
     frlockstat.sh's first runs (tp_btf and raw_tp under gtod-load and
     adjtimex writers), judged as on x86-64 (host/judge-frlockstat
     --modes): tk_core's writes and retries, joined, its busiest writer
-    and reader. With -w, not -c: frlockstat -c took the i386 kernel down
-    (bpf/README.md), so the checks of -c's site records are skips."""
+    and reader, and -c's site records and who cost whom."""
     run.prefix = "i386: "
     err = os.path.join(run.logs, "build-i386.err")
     with open(err, "w") as f:
@@ -503,7 +502,7 @@ def i386(run):
     res = os.path.join(run.logs, "results-i386")
     run.guest_job("i386", "guest booted in qemu-system-i386 ran and exited cleanly",
                   ["--arch", "i386", "--kernel", k, "--mem", "1024", "--timeout", "1500", "--results", res, "--exec",
-                   "cd /opt/frlock/tests/guest && ./frlockstat.sh modes /opt/frlock/bpf/.output-i386/frlockstat -w"])
+                   "cd /opt/frlock/tests/guest && ./frlockstat.sh modes /opt/frlock/bpf/.output-i386/frlockstat"])
     con = os.path.join(run.logs, "guest-i386.console")
     try:
         with open(con, errors="replace") as f:

@@ -57,7 +57,7 @@ class StatJudge(unittest.TestCase):
         self.assertIn("not ok - frlockstat (raw_tp) ran (exit None)", out)
         self.assertNotIn("frlockstat -h shows examples", out)
         self.assertNotIn("rename storm", out)
-        # Runs with -w, not -c (the i386 guest): -c's checks are skips, never passes.
+        # Runs with -w, not -c: -c's checks are skips, never passes.
         rc, out = run_judge(frlockstat.main, {"rc": "tp_btf 0\n", "modes.opt": "-w\n",
                                               "tp_btf.json": json.dumps(rec) + "\n"}, args=["--modes"])
         self.assertIn("skip - frlockstat (tp_btf) names writer and reader call sites (not run: the runs "
