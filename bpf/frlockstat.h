@@ -130,7 +130,6 @@ struct writer_snap {
 	char comm[COMM_LEN];
 };
 
-/* A write section, kept per (lock, seq) for its end and the readers it cost. */
 /* lock_keys' value: a lock address's instance key, or that a filter left it out. */
 struct key_val {
 	unsigned long long key;
@@ -138,6 +137,7 @@ struct key_val {
 	unsigned int pad;
 };
 
+/* A write section, kept per (lock, seq) for its end and the readers it cost. */
 struct write_rec {
 	unsigned long long tag;		/* whose record: write_tag(lock, seq), 0 if none */
 	unsigned long long lock;	/* and the lock's whole address */

@@ -34,8 +34,6 @@ STUCK = SYMS["copy_page_range"] + 0xe4a
 BUSY = [SYMS["ktime_get_real_ts64"] + d for d in (0x10, 0x33, 0x51, 0x7a)] + \
        [SYMS["do_syscall_64"] + d for d in (0x4, 0x20)]
 
-# Per scenario: each vCPU's RIPs, replayed in a cycle; memory bytes; and
-# whether the watcher must call it a livelock.
 # i386 (qemu-system-i386): EIP, 8-digit addresses. Seen on 2026-12-07:
 # CPU0 between int3 handling and a static branch in tick_periodic(),
 # holding jiffies_lock; CPU1 spinning for it (no int3: not a livelock).
@@ -45,6 +43,8 @@ SYMS32 = {"handle_exception": 0xc15cb3d0, "handle_exception_return": 0xc15cb4ce,
 I386 = {"int3": SYMS32["handle_exception"] + 0x1e, "ret": SYMS32["handle_exception_return"] + 0x5f,
         "stuck": SYMS32["tick_periodic"] + 0x3a, "spin": SYMS32["queued_spin_lock_slowpath"] + 0x3a}
 
+# Per scenario: each vCPU's RIPs, replayed in a cycle; memory bytes; and
+# whether the watcher must call it a livelock.
 SCENARIOS = {
     # Session 7's dump: CPU0 between asm_exc_int3 and copy_page_range,
     # CPU1 idle (whose RIP also repeats, and holds 0xc3: not a livelock).
@@ -64,8 +64,13 @@ def is_i386(scenario):
     return scenario.endswith("-i386")
 
 
+def arch(scenario):
+    """The scenario's symbols, its registers' prefix and an address's digits."""
+    return (SYMS32, "E", 8) if is_i386(scenario) else (SYMS, "R", 16)
+
+
 def system_map(path, scenario="livelock"):
-    syms, width = (SYMS32, 8) if is_i386(scenario) else (SYMS, 16)
+    syms, _, width = arch(scenario)
     with open(path, "w") as f:
         for name, addr in sorted(syms.items(), key=lambda kv: kv[1]):
             f.write("%0*x T %s\n" % (width, addr, name))
@@ -74,6 +79,7 @@ def system_map(path, scenario="livelock"):
 def serve(path, scenario, stop):
     """QEMU's HMP monitor on the unix socket path, until stop is set."""
     rips, memory, _ = SCENARIOS[scenario]
+    _, reg, width = arch(scenario)
     srv = socket.socket(socket.AF_UNIX)
     srv.bind(path)
     srv.listen(1)
@@ -95,18 +101,13 @@ def serve(path, scenario, stop):
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
                     cmd = line.decode().strip()
-                    if cmd == "info registers -a" and is_i386(scenario):
-                        out = "".join("\r\nCPU#%d\r\nEAX=00000000 EBX=00000001\r\n"
-                                      "EIP=%08x EFL=00000246\r\n" % (c, next(cyc))
-                                      for c, cyc in cycles.items())
-                    elif cmd == "info registers -a":
-                        out = "".join("\r\nCPU#%d\r\nRAX=0000000000000000 RBX=1\r\n"
-                                      "RIP=%016x RFL=00000246\r\n" % (c, next(cyc))
+                    if cmd == "info registers -a":
+                        out = "".join("\r\nCPU#%d\r\n%sAX=%0*x %sBX=1\r\n%sIP=%0*x %sFL=00000246\r\n"
+                                      % (c, reg, width, 0, reg, reg, width, next(cyc), reg)
                                       for c, cyc in cycles.items())
                     elif cmd.startswith("x /1xb "):
                         addr = int(cmd.split()[-1], 16)
-                        out = "%0*x: 0x%s\r\n" % (8 if is_i386(scenario) else 16, addr,
-                                                   memory.get(addr, "90"))
+                        out = "%0*x: 0x%s\r\n" % (width, addr, memory.get(addr, "90"))
                     else:
                         out = "unknown command: '%s'\r\n" % cmd
                     conn.sendall((cmd + "\r\n" + out + "(qemu) ").encode())
